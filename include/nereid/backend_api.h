@@ -1,0 +1,143 @@
+// The backend plugin interface: the only thing a backend (onnxruntime, identity, ...) compiles
+// against. A plugin is a shared library `libnereid_<name>.so` in the backend directory that
+// exports the two C entry points at the bottom of this file.
+//
+// Versioning: the core refuses a plugin whose NereidBackendApiVersion() differs from
+// kBackendApiVersion. Bump it on any change to this file or to the headers it includes.
+//
+// Exceptions: no exception may leave any function of this interface; a plugin catches and
+// returns a Status.
+//
+// The model configuration crosses this boundary as JSON in Triton's rendering (the same text
+// `GET /v2/models/{m}/config` returns), as Triton's own backend API does, so plugins need no
+// protobuf and the core keeps framework names out of itself.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nereid/data_type.h"
+#include "nereid/status.h"
+
+namespace nereid::backend {
+
+inline constexpr uint32_t kBackendApiVersion = 1;
+
+enum class LogLevel { kVerbose, kInfo, kWarning, kError };
+using LogFunction = std::function<void(LogLevel, std::string_view message)>;
+
+// A borrowed, contiguous, row-major tensor. BYTES tensors hold each element as a 4-byte
+// little-endian length followed by that many bytes.
+struct TensorRef {
+  std::string_view name;
+  DataType data_type = DataType::kInvalid;
+  std::span<const int64_t> shape;
+  std::span<const char> data;
+};
+
+// Where a backend writes its outputs. Implemented by the core; not thread-safe (one Execute).
+class OutputAllocator {
+ public:
+  virtual ~OutputAllocator() = default;
+  // True when the request wants output `name`; a backend may skip outputs nobody asked for.
+  virtual bool IsRequested(std::string_view name) const = 0;
+  // Returns `byte_size` writable bytes for output `name` of the given type and shape (shape as
+  // the backend produced it, batch dimension first for batching models). At most one call per
+  // output per Execute. The memory belongs to the core and outlives Execute.
+  virtual StatusOr<std::span<char>> Allocate(std::string_view name, DataType data_type,
+                                             std::span<const int64_t> shape,
+                                             size_t byte_size) = 0;
+};
+
+// One execution: the inputs of a (possibly batched) request, shapes already reshaped to what the
+// model expects. `batch_size` is the leading dimension for models with max_batch_size > 0, else 0.
+struct ExecuteArgs {
+  std::span<const TensorRef> inputs;
+  OutputAllocator* outputs = nullptr;
+  int64_t batch_size = 0;
+};
+
+// One execution context of a model version. The core never calls Execute concurrently on one
+// instance; different instances of a model may run at the same time.
+class ModelInstance {
+ public:
+  virtual ~ModelInstance() = default;
+  virtual Status Execute(const ExecuteArgs& args) = 0;
+};
+
+struct InstanceOptions {
+  std::string name;   // e.g. "simple_0_1"
+  int index = 0;      // 0-based across the model's instances
+  std::string kind;   // "KIND_CPU" or "KIND_MODEL"
+};
+
+// One loaded version of a model: owns what instances share (e.g. weights, a session template).
+// Destroyed only after all of its instances.
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(
+      const InstanceOptions& options) = 0;
+};
+
+struct ModelLoadOptions {
+  std::string model_name;
+  int64_t version = 0;
+  std::string model_dir;     // <repository>/<model>
+  std::string model_path;    // <model_dir>/<version>/<default_model_filename>
+  std::string config_json;   // the effective (auto-completed, validated) configuration
+};
+
+struct AutoCompleteOptions {
+  std::string model_name;
+  std::string model_path;    // as in ModelLoadOptions, for the version being completed
+  std::string config_json;   // what the user wrote (may be nearly empty)
+  int default_max_batch_size = 4;
+};
+
+struct BackendInfo {
+  std::string name;                    // "onnxruntime"
+  std::vector<std::string> platforms;  // legacy `platform` values it serves, e.g. onnxruntime_onnx
+  std::string default_model_filename;  // e.g. "model.onnx"; empty when the backend needs no file
+  bool supports_auto_complete = false;
+  // Instances a KIND_CPU group gets when its config leaves `count` at 0 (Triton: 2 for ONNX
+  // Runtime, 1 elsewhere).
+  int default_cpu_instance_count = 1;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendInfo Info() const = 0;
+  // Returns the configuration with what the model itself tells filled in (inputs, outputs,
+  // max_batch_size), as JSON. Called only when auto-complete is on and supported.
+  virtual StatusOr<std::string> AutoCompleteConfig(const AutoCompleteOptions& options) = 0;
+  // Loads one version. May be called concurrently for different models.
+  virtual StatusOr<std::unique_ptr<Model>> LoadModel(const ModelLoadOptions& options) = 0;
+};
+
+// What the server hands a backend at creation: the `--backend-config=<name>,<k>=<v>` entries for
+// it and a sink for log lines.
+struct BackendOptions {
+  std::vector<std::pair<std::string, std::string>> config;
+  LogFunction log;
+};
+
+}  // namespace nereid::backend
+
+#define NEREID_BACKEND_EXPORT extern "C" __attribute__((visibility("default")))
+
+// Entry points every plugin defines (exactly these names and signatures):
+//   NEREID_BACKEND_EXPORT uint32_t NereidBackendApiVersion();
+//   NEREID_BACKEND_EXPORT nereid::backend::Backend* NereidBackendCreate(
+//       const nereid::backend::BackendOptions* options, std::string* error);
+// NereidBackendCreate returns a heap object the core owns (deleted through the virtual
+// destructor), or nullptr with *error set.
+using NereidBackendApiVersionFn = uint32_t (*)();
+using NereidBackendCreateFn = nereid::backend::Backend* (*)(
+    const nereid::backend::BackendOptions*, std::string*);

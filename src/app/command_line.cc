@@ -1,0 +1,170 @@
+#include "app/command_line.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+namespace nereid {
+namespace {
+
+// Triton flags accepted so that existing command lines keep working, whose feature this build
+// does not provide (yet, or ever on CPU). Each use is reported at start-up.
+constexpr const char* kCompatFlags[] = {
+    "--allow-grpc", "--grpc-port", "--grpc-address", "--grpc-infer-thread-count",
+    "--grpc-infer-allocation-pool-size", "--grpc-max-response-pool-size", "--grpc-use-ssl",
+    "--grpc-use-ssl-mutual", "--grpc-server-cert", "--grpc-server-key", "--grpc-root-cert",
+    "--grpc-infer-response-compression-level", "--grpc-keepalive-time",
+    "--grpc-keepalive-timeout", "--grpc-keepalive-permit-without-calls",
+    "--grpc-http2-max-pings-without-data", "--grpc-http2-min-recv-ping-interval-without-data",
+    "--grpc-http2-max-ping-strikes", "--grpc-max-connection-age",
+    "--grpc-max-connection-age-grace", "--reuse-grpc-port", "--grpc-header-forward-pattern",
+    "--grpc-restricted-protocol", "--http-header-forward-pattern", "--http-restricted-api",
+    "--allow-metrics", "--allow-gpu-metrics", "--allow-cpu-metrics", "--metrics-port",
+    "--metrics-address", "--metrics-interval-ms", "--metrics-config", "--trace-config",
+    "--trace-file", "--trace-level", "--trace-rate", "--trace-count", "--trace-log-frequency",
+    "--repository-poll-secs", "--model-load-retry-count", "--model-namespacing",
+    "--repoagent-directory", "--cache-directory", "--cache-config", "--response-cache-byte-size",
+    "--rate-limit", "--rate-limit-resource", "--pinned-memory-pool-byte-size",
+    "--cuda-memory-pool-byte-size", "--cuda-virtual-address-size",
+    "--buffer-manager-thread-count", "--host-policy", "--model-load-gpu-limit",
+    "--min-supported-compute-capability", "--enable-peer-access", "--allow-client-shm",
+    "--allow-sagemaker", "--sagemaker-port", "--sagemaker-safe-port-range",
+    "--sagemaker-thread-count", "--allow-vertex-ai", "--vertex-ai-port",
+    "--vertex-ai-thread-count", "--vertex-ai-default-model"};
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// "<backend>,<key>=<value>" (or "<key>=<value>" for every backend).
+Status ParseBackendConfig(const std::string& text, ServerOptions* server) {
+  std::string backend;
+  std::string setting = text;
+  const size_t comma = text.find(',');
+  if (comma != std::string::npos) {
+    backend = text.substr(0, comma);
+    setting = text.substr(comma + 1);
+  }
+  const size_t eq = setting.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return InvalidArgument("--backend-config option format is '<backend name>,<setting>=<value>'."
+                           " Got " + text);
+  }
+  server->backend_config.push_back({backend, {setting.substr(0, eq), setting.substr(eq + 1)}});
+  return Status::Ok();
+}
+
+struct RawFlags {
+  std::vector<std::string> backend_config;
+  std::vector<std::string> load_model;
+  std::string control_mode = "none";
+  std::string log_format = "default";
+  bool disable_auto_complete = false;
+  bool strict_model_config = false;
+  std::map<std::string, std::string> compat;
+};
+
+void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
+  ServerOptions& s = o.server;
+  app.add_option("--model-repository,--model-store", s.model_repositories,
+                 "Path to a model repository (repeatable)");
+  app.add_option("--id", s.server_id, "Server identifier reported in server metadata");
+  app.add_option("--strict-readiness", s.strict_readiness,
+                 "Ready only when every model version is ready");
+  app.add_option("--exit-on-error", s.exit_on_error, "Exit when initialization fails");
+  app.add_option("--exit-timeout-secs", s.exit_timeout_secs,
+                 "Seconds to wait for in-flight inferences at shutdown");
+  app.add_option("--model-load-thread-count", s.model_load_thread_count,
+                 "Models loaded in parallel")->check(CLI::PositiveNumber);
+  app.add_flag("--disable-auto-complete-config", raw.disable_auto_complete,
+               "Do not let backends complete model configurations");
+  app.add_option("--strict-model-config", raw.strict_model_config,
+                 "DEPRECATED: true is --disable-auto-complete-config");
+  app.add_option("--model-config-name", s.model_config_name,
+                 "Use <model>/configs/<name>.pbtxt when present");
+  app.add_option("--backend-directory", s.backend_directory, "Folder of backend plugins");
+  app.add_option("--backend-config", raw.backend_config, "<backend>,<setting>=<value>");
+  app.add_option("--model-control-mode", raw.control_mode, "none, poll or explicit");
+  app.add_option("--load-model", raw.load_model, "Model to load at start (explicit mode)");
+  app.add_option("--allow-http", o.http.allow, "Serve HTTP/REST");
+  app.add_option("--http-port", o.http.port, "HTTP port")->check(CLI::Range(0, 65535));
+  app.add_option("--http-address", o.http.address, "HTTP bind address");
+  app.add_option("--http-thread-count", o.http.thread_count, "HTTP I/O threads")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--http-max-input-size", o.http.max_input_size,
+                 "Largest HTTP request body, also after decompression")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--reuse-http-port", o.http.reuse_port, "SO_REUSEPORT on the HTTP socket");
+  app.add_option("--log-verbose", o.log.verbose_level, "Verbose logging level")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--log-info", o.log.info, "Log info messages");
+  app.add_option("--log-warning", o.log.warning, "Log warning messages");
+  app.add_option("--log-error", o.log.error, "Log error messages");
+  app.add_option("--log-format", raw.log_format, "default or ISO8601");
+  app.add_option("--log-file", o.log.file, "Log to this file instead of stderr");
+  for (const char* flag : kCompatFlags) {
+    app.add_option(flag, raw.compat[flag], "Accepted for Triton compatibility; no effect yet");
+  }
+}
+
+Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
+  ServerOptions& s = o.server;
+  if (s.model_repositories.empty()) return InvalidArgument("--model-repository must be specified");
+  for (const auto& bc : raw.backend_config) NEREID_RETURN_IF_ERROR(ParseBackendConfig(bc, &s));
+  s.disable_auto_complete = raw.disable_auto_complete || raw.strict_model_config;
+  const std::string mode = Lower(raw.control_mode);
+  if (mode != "none" && mode != "poll" && mode != "explicit") {
+    return InvalidArgument("invalid value for --model-control-mode: " + raw.control_mode);
+  }
+  if (mode != "none") {
+    return Unsupported("--model-control-mode=" + mode + " is not available in this build yet");
+  }
+  if (!raw.load_model.empty()) {
+    return InvalidArgument("--load-model is only allowed with --model-control-mode=explicit");
+  }
+  const std::string fmt = Lower(raw.log_format);
+  if (fmt == "iso8601") {
+    o.log.format = logging::Format::kIso8601;
+  } else if (fmt != "default") {
+    return InvalidArgument("invalid value for --log-format: " + raw.log_format);
+  }
+  if (o.http.address.rfind("ipv6:", 0) == 0) {
+    std::string a = o.http.address.substr(5);
+    if (a.size() >= 2 && a.front() == '[' && a.back() == ']') a = a.substr(1, a.size() - 2);
+    o.http.address = a;
+  }
+  for (const char* flag : kCompatFlags) {
+    if (app.count(flag) > 0) o.ignored_flags.push_back(std::string(flag) + "=" + raw.compat[flag]);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<AppOptions> ParseCommandLine(int argc, const char* const* argv,
+                                      const std::string& default_backend_directory) {
+  AppOptions o;
+  o.server.backend_directory = default_backend_directory;
+  RawFlags raw;
+  CLI::App app{"Nereid: a Triton-compatible inference server for CPUs", "nereid"};
+  app.allow_windows_style_options(false);
+  AddFlags(app, o, raw);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    o.help_requested = true;
+    o.help_text = app.help();
+    return o;
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    std::replace(msg.begin(), msg.end(), '\n', ' ');
+    return InvalidArgument(msg);
+  }
+  NEREID_RETURN_IF_ERROR(Finish(app, o, raw));
+  return o;
+}
+
+}  // namespace nereid

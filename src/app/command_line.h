@@ -1,0 +1,38 @@
+// Triton's `tritonserver` command line (REFERENCE.md §3), parsed with CLI11 into AppOptions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/logging.h"
+#include "core/server/inference_server.h"
+#include "nereid/status.h"
+
+namespace nereid {
+
+struct HttpOptions {
+  bool allow = true;
+  std::string address = "0.0.0.0";
+  int port = 8000;
+  int thread_count = 8;
+  int64_t max_input_size = 64 * 1024 * 1024;
+  bool reuse_port = false;
+};
+
+struct AppOptions {
+  ServerOptions server;
+  HttpOptions http;
+  logging::Options log;
+  // Flags accepted for compatibility whose feature this build does not have yet; each is named
+  // in a start-up warning so nobody believes it took effect.
+  std::vector<std::string> ignored_flags;
+  bool help_requested = false;
+  std::string help_text;
+};
+
+// Parses argv. On error the Status message is one line suitable for stderr.
+StatusOr<AppOptions> ParseCommandLine(int argc, const char* const* argv,
+                                      const std::string& default_backend_directory);
+
+}  // namespace nereid

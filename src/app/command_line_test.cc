@@ -1,0 +1,82 @@
+#include "app/command_line.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace nereid {
+namespace {
+
+StatusOr<AppOptions> Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "nereid");
+  return ParseCommandLine(static_cast<int>(args.size()), args.data(), "/b");
+}
+
+TEST(CommandLineTest, Defaults) {
+  auto o = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->server.model_repositories, std::vector<std::string>{"/m"});
+  EXPECT_EQ(o->http.port, 8000);
+  EXPECT_EQ(o->http.thread_count, 8);
+  EXPECT_EQ(o->http.max_input_size, 64 * 1024 * 1024);
+  EXPECT_EQ(o->server.server_id, "triton");
+  EXPECT_TRUE(o->server.strict_readiness);
+  EXPECT_TRUE(o->server.exit_on_error);
+  EXPECT_EQ(o->server.exit_timeout_secs, 30);
+  EXPECT_EQ(o->server.backend_directory, "/b");
+  EXPECT_FALSE(o->server.disable_auto_complete);
+}
+
+TEST(CommandLineTest, RepeatedRepositoriesAndValues) {
+  auto o = Parse({"--model-repository=/a", "--model-store", "/b", "--http-port=0",
+                  "--strict-readiness=false", "--backend-config=onnxruntime,x=1",
+                  "--backend-config=default-max-batch-size=8", "--log-verbose=1",
+                  "--http-address=ipv6:[::1]"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->server.model_repositories.size(), 2u);
+  EXPECT_EQ(o->http.port, 0);
+  EXPECT_FALSE(o->server.strict_readiness);
+  ASSERT_EQ(o->server.backend_config.size(), 2u);
+  EXPECT_EQ(o->server.backend_config[0].first, "onnxruntime");
+  EXPECT_EQ(o->server.backend_config[1].second.first, "default-max-batch-size");
+  EXPECT_EQ(o->log.verbose_level, 1);
+  EXPECT_EQ(o->http.address, "::1");
+}
+
+TEST(CommandLineTest, StrictModelConfigDisablesAutoComplete) {
+  EXPECT_TRUE(Parse({"--model-repository=/m", "--strict-model-config=true"})
+                  ->server.disable_auto_complete);
+  EXPECT_TRUE(Parse({"--model-repository=/m", "--disable-auto-complete-config"})
+                  ->server.disable_auto_complete);
+}
+
+TEST(CommandLineTest, Errors) {
+  EXPECT_EQ(Parse({}).status().message(), "--model-repository must be specified");
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--no-such-flag=1"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--http-port=abc"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--http-port=70000"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--http-max-input-size=0"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "positional"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--load-model=x"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--model-control-mode=sometimes"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--backend-config=novalue"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--log-format=xml"}).ok());
+  auto e = Parse({"--model-repository=/m", "--bogus"});
+  EXPECT_EQ(e.status().message().find('\n'), std::string::npos);
+}
+
+TEST(CommandLineTest, CompatibilityFlagsAreReported) {
+  auto o = Parse({"--model-repository=/m", "--grpc-port=8001", "--allow-metrics=false"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->ignored_flags.size(), 2u);
+}
+
+TEST(CommandLineTest, Help) {
+  auto o = Parse({"--help"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->help_requested);
+  EXPECT_NE(o->help_text.find("--model-repository"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nereid

@@ -1,0 +1,95 @@
+// nereid: start-up, serving and graceful shutdown.
+//
+// SIGINT/SIGTERM are blocked in every thread and taken synchronously here with sigwait, so no
+// work happens in a signal handler. Shutdown order: stop accepting connections, let inferences in
+// flight finish (up to --exit-timeout-secs), write their replies, unload models, exit 0.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "app/command_line.h"
+#include "common/logging.h"
+#include "core/server/inference_server.h"
+#include "frontends/http/http_server.h"
+
+namespace {
+
+std::string DefaultBackendDirectory() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "backends";
+  return (exe.parent_path() / "backends").string();
+}
+
+int Run(int argc, char** argv) {
+  auto parsed = nereid::ParseCommandLine(argc, argv, DefaultBackendDirectory());
+  if (!parsed.ok()) {
+    std::cerr << "error: " << parsed.status().message() << "\n"
+              << "Run '" << argv[0] << " --help' for the list of options.\n";
+    return 1;
+  }
+  nereid::AppOptions options = std::move(parsed).value();
+  if (options.help_requested) {
+    std::cout << options.help_text;
+    return 0;
+  }
+  nereid::logging::Init(options.log);
+  for (const auto& flag : options.ignored_flags) {
+    LOG_WARNING("option {} is accepted for Triton compatibility but has no effect in this build",
+                flag);
+  }
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // inherited by every thread created below
+
+  const auto started = std::chrono::steady_clock::now();
+  auto server = nereid::InferenceServer::Create(options.server);
+  if (!server.ok()) {
+    LOG_ERROR("{}", server.status().message());
+    return 1;
+  }
+  std::unique_ptr<nereid::HttpServer> http;
+  if (options.http.allow) {
+    nereid::HttpServerOptions ho;
+    ho.address = options.http.address;
+    ho.port = options.http.port;
+    ho.thread_count = options.http.thread_count;
+    ho.max_input_size = static_cast<size_t>(options.http.max_input_size);
+    ho.reuse_port = options.http.reuse_port;
+    auto created = nereid::HttpServer::Create(ho, server->get());
+    if (!created.ok()) {
+      LOG_ERROR("failed to start HTTP service: {}", created.status().message());
+      return 1;
+    }
+    http = std::move(created).value();
+    LOG_INFO("Started HTTPService at {}:{}", options.http.address, http->port());
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
+  LOG_INFO("server is ready after {} ms", ms);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LOG_INFO("received signal {}, stopping (exit timeout {} s)", sig,
+           options.server.exit_timeout_secs);
+  const auto timeout = std::chrono::seconds(options.server.exit_timeout_secs);
+  if (http) http->StopAccepting();
+  const bool drained = (*server)->Stop();
+  if (http) http->Stop(timeout);
+  http.reset();
+  server->reset();
+  LOG_INFO("stopped{}", drained ? "" : " (in-flight requests were abandoned)");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Run(argc, argv); }

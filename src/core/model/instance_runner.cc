@@ -1,0 +1,112 @@
+#include "core/model/instance_runner.h"
+
+#include <vector>
+
+namespace nereid {
+namespace {
+
+// Collects backend outputs into InferOutputs, mapping model-side shapes back to config dims.
+class ResponseOutputs final : public backend::OutputAllocator {
+ public:
+  ResponseOutputs(const ModelInfo& model, const InferenceRequest& request)
+      : model_(model), request_(request) {
+    outputs_.reserve(model_.outputs.size());  // Allocate hands out spans into these strings
+  }
+
+  bool IsRequested(std::string_view name) const override {
+    if (request_.outputs.empty()) return model_.FindOutput(name) != nullptr;
+    for (const auto& o : request_.outputs) {
+      if (o.name == name) return true;
+    }
+    return false;
+  }
+
+  StatusOr<std::span<char>> Allocate(std::string_view name, DataType data_type,
+                                     std::span<const int64_t> shape, size_t byte_size) override {
+    const TensorSpec* spec = model_.FindOutput(name);
+    if (spec == nullptr) {
+      return Internal("model '" + model_.name + "' produced unexpected output '" +
+                      std::string(name) + "'");
+    }
+    if (data_type != spec->data_type) {
+      return Internal("model '" + model_.name + "' produced output '" + spec->name + "' of type " +
+                      std::string(DataTypeWireName(data_type)) + ", configuration says " +
+                      std::string(DataTypeWireName(spec->data_type)));
+    }
+    for (const auto& o : outputs_) {
+      if (o.name == name) return Internal("output '" + spec->name + "' allocated twice");
+    }
+    InferOutput out;
+    out.name = spec->name;
+    out.data_type = data_type;
+    if (spec->has_reshape) {
+      NEREID_ASSIGN_OR_RETURN(out.shape,
+                              Relayout(shape, model_.max_batch_size > 0, spec->dims, spec->name));
+    } else {
+      out.shape.assign(shape.begin(), shape.end());
+    }
+    out.data.resize(byte_size);
+    outputs_.push_back(std::move(out));
+    return std::span<char>(outputs_.back().data.data(), byte_size);
+  }
+
+  // Moves the requested outputs into `response`, in request order (config order when the request
+  // named none).
+  Status MoveInto(InferenceResponse* response) {
+    auto take = [&](const std::string& name) -> Status {
+      for (auto& o : outputs_) {
+        if (o.name == name) {
+          response->outputs.push_back(std::move(o));
+          return Status::Ok();
+        }
+      }
+      return Internal("model '" + model_.name + "' did not produce output '" + name + "'");
+    };
+    if (request_.outputs.empty()) {
+      for (const auto& spec : model_.outputs) NEREID_RETURN_IF_ERROR(take(spec.name));
+    } else {
+      for (const auto& o : request_.outputs) NEREID_RETURN_IF_ERROR(take(o.name));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const ModelInfo& model_;
+  const InferenceRequest& request_;
+  std::vector<InferOutput> outputs_;  // never grows past the reservation
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(backend::ModelInstance& instance,
+                                                           const ModelInfo& model,
+                                                           std::unique_ptr<InferenceRequest> request,
+                                                           int64_t batch_size) {
+  const bool batching = model.max_batch_size > 0;
+  std::vector<Shape> shapes;
+  shapes.reserve(request->inputs.size());
+  std::vector<backend::TensorRef> refs;
+  refs.reserve(request->inputs.size());
+  for (const InferInput& in : request->inputs) {
+    const TensorSpec* spec = model.FindInput(in.name);
+    if (spec != nullptr && spec->has_reshape) {
+      NEREID_ASSIGN_OR_RETURN(Shape s, Relayout(in.shape, batching, spec->reshape, in.name));
+      shapes.push_back(std::move(s));
+    } else {
+      shapes.push_back(in.shape);
+    }
+    refs.push_back({in.name, in.data_type, shapes.back(), in.data});
+  }
+  ResponseOutputs outputs(model, *request);
+  backend::ExecuteArgs args{refs, &outputs, batching ? batch_size : 0};
+  NEREID_RETURN_IF_ERROR(instance.Execute(args));
+  auto response = std::make_unique<InferenceResponse>();
+  response->model_name = model.name;
+  response->model_version = model.version;
+  response->id = request->id;
+  NEREID_RETURN_IF_ERROR(outputs.MoveInto(response.get()));
+  response->request = std::move(request);
+  return response;
+}
+
+}  // namespace nereid

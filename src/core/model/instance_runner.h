@@ -1,0 +1,23 @@
+// Runs one validated request on one backend instance: presents the inputs in the model's layout
+// (reshape), collects the outputs into an InferenceResponse (mapping reshape back) and orders
+// them as the request asked.
+//
+// Thread-safety: stateless; callers guarantee one Execute at a time per instance.
+#pragma once
+
+#include <memory>
+
+#include "core/model/model_info.h"
+#include "core/request/inference_request.h"
+#include "nereid/backend_api.h"
+
+namespace nereid {
+
+// `batch_size` is what ValidateRequest returned. On success the response owns the outputs and
+// takes over the request.
+StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(backend::ModelInstance& instance,
+                                                           const ModelInfo& model,
+                                                           std::unique_ptr<InferenceRequest> request,
+                                                           int64_t batch_size);
+
+}  // namespace nereid

@@ -1,0 +1,116 @@
+// Tests the runner's contract with a backend: reshape in both directions, output selection and
+// ordering, and the errors for outputs a backend gets wrong. The backend here is a small test
+// instance that doubles FP32 inputs; real backends are covered by their own and e2e tests.
+#include "core/model/instance_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace nereid {
+namespace {
+
+class DoublingInstance : public backend::ModelInstance {
+ public:
+  std::vector<std::string> produce = {"OUT_A", "OUT_B"};
+  DataType out_type = DataType::kFp32;
+  Shape seen_shape;
+
+  Status Execute(const backend::ExecuteArgs& args) override {
+    const backend::TensorRef& in = args.inputs[0];
+    seen_shape.assign(in.shape.begin(), in.shape.end());
+    for (const auto& name : produce) {
+      if (!args.outputs->IsRequested(name)) continue;
+      auto buf = args.outputs->Allocate(name, out_type, in.shape, in.data.size());
+      if (!buf.ok()) return buf.status();
+      const float* src = reinterpret_cast<const float*>(in.data.data());
+      float* dst = reinterpret_cast<float*>(buf->data());
+      for (size_t i = 0; i < in.data.size() / 4; ++i) dst[i] = 2 * src[i];
+    }
+    return Status::Ok();
+  }
+};
+
+ModelInfo Model(bool reshape) {
+  ModelInfo m;
+  m.name = "m";
+  m.version = 3;
+  m.max_batch_size = 4;
+  TensorSpec in{"IN", DataType::kFp32, {2, 2}};
+  TensorSpec a{"OUT_A", DataType::kFp32, {2, 2}};
+  if (reshape) {
+    in.has_reshape = a.has_reshape = true;
+    in.reshape = a.reshape = {4};
+  }
+  m.inputs = {in};
+  m.outputs = {a, {"OUT_B", DataType::kFp32, {-1, 2}}};
+  return m;
+}
+
+std::unique_ptr<InferenceRequest> Request(const std::vector<float>& values, Shape shape) {
+  auto r = std::make_unique<InferenceRequest>();
+  auto buf = std::make_shared<std::vector<float>>(values);
+  InferInput in;
+  in.name = "IN";
+  in.data_type = DataType::kFp32;
+  in.shape = std::move(shape);
+  in.data = std::span<const char>(reinterpret_cast<const char*>(buf->data()), buf->size() * 4);
+  r->inputs.push_back(in);
+  r->KeepAlive(buf);
+  return r;
+}
+
+TEST(InstanceRunnerTest, AllOutputsInConfigOrder) {
+  DoublingInstance inst;
+  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1);
+  ASSERT_TRUE(resp.ok()) << resp.status().message();
+  ASSERT_EQ((*resp)->outputs.size(), 2u);
+  EXPECT_EQ((*resp)->outputs[0].name, "OUT_A");
+  EXPECT_EQ((*resp)->outputs[1].name, "OUT_B");
+  EXPECT_EQ((*resp)->model_version, 3);
+  float v[4];
+  std::memcpy(v, (*resp)->outputs[0].data.data(), 16);
+  EXPECT_EQ(v[3], 8.0f);
+  EXPECT_NE((*resp)->request, nullptr);
+}
+
+TEST(InstanceRunnerTest, RequestedOutputsInRequestOrder) {
+  DoublingInstance inst;
+  auto req = Request({1, 2, 3, 4}, {1, 2, 2});
+  req->outputs = {{"OUT_B", {}}};
+  auto resp = RunOnInstance(inst, Model(false), std::move(req), 1);
+  ASSERT_TRUE(resp.ok());
+  ASSERT_EQ((*resp)->outputs.size(), 1u);
+  EXPECT_EQ((*resp)->outputs[0].name, "OUT_B");
+}
+
+TEST(InstanceRunnerTest, ReshapeBothWays) {
+  DoublingInstance inst;
+  inst.produce = {"OUT_A"};
+  auto req = Request({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  req->outputs = {{"OUT_A", {}}};
+  auto resp = RunOnInstance(inst, Model(true), std::move(req), 2);
+  ASSERT_TRUE(resp.ok()) << resp.status().message();
+  EXPECT_EQ(inst.seen_shape, (Shape{2, 4}));
+  EXPECT_EQ((*resp)->outputs[0].shape, (Shape{2, 2, 2}));
+}
+
+TEST(InstanceRunnerTest, MissingOutputIsInternalError) {
+  DoublingInstance inst;
+  inst.produce = {"OUT_A"};
+  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1);
+  ASSERT_FALSE(resp.ok());
+  EXPECT_EQ(resp.status().code(), StatusCode::kInternal);
+  EXPECT_NE(resp.status().message().find("did not produce output 'OUT_B'"), std::string::npos);
+}
+
+TEST(InstanceRunnerTest, WrongOutputTypeIsRejected) {
+  DoublingInstance inst;
+  inst.out_type = DataType::kInt32;
+  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1);
+  ASSERT_FALSE(resp.ok());
+  EXPECT_NE(resp.status().message().find("configuration says FP32"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nereid

@@ -1,0 +1,78 @@
+#include "core/model/model_info.h"
+
+#include "model_config.pb.h"
+
+namespace nereid {
+namespace {
+
+template <typename T>
+TensorSpec SpecFrom(const T& t) {
+  TensorSpec spec;
+  spec.name = t.name();
+  spec.data_type = static_cast<DataType>(t.data_type());  // same numbering
+  spec.dims.assign(t.dims().begin(), t.dims().end());
+  if (t.has_reshape()) {
+    spec.has_reshape = true;
+    spec.reshape.assign(t.reshape().shape().begin(), t.reshape().shape().end());
+  }
+  return spec;
+}
+
+}  // namespace
+
+ModelInfo ModelInfo::FromConfig(const inference::ModelConfig& config, int64_t version) {
+  ModelInfo info;
+  info.name = config.name();
+  info.version = version;
+  info.max_batch_size = config.max_batch_size();
+  for (const auto& in : config.input()) {
+    TensorSpec spec = SpecFrom(in);
+    spec.optional = in.optional();
+    info.inputs.push_back(std::move(spec));
+  }
+  for (const auto& out : config.output()) info.outputs.push_back(SpecFrom(out));
+  return info;
+}
+
+const TensorSpec* ModelInfo::FindInput(std::string_view name) const {
+  for (const auto& t : inputs) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+const TensorSpec* ModelInfo::FindOutput(std::string_view name) const {
+  for (const auto& t : outputs) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+StatusOr<Shape> Relayout(std::span<const int64_t> shape, bool has_batch,
+                         std::span<const int64_t> to, std::string_view tensor_name) {
+  const size_t skip = has_batch ? 1 : 0;
+  if (shape.size() < skip) {
+    return InvalidArgument("tensor '" + std::string(tensor_name) + "' lacks a batch dimension");
+  }
+  auto count = ElementCount(shape.subspan(skip));
+  if (!count) return InvalidArgument("invalid shape for '" + std::string(tensor_name) + "'");
+  Shape out(shape.begin(), shape.begin() + skip);
+  int64_t known = 1;
+  int unknown = 0;
+  for (int64_t d : to) {
+    if (d == -1) {
+      ++unknown;
+    } else {
+      known *= d;
+    }
+  }
+  if (unknown > 1 || (unknown == 0 && known != *count) ||
+      (unknown == 1 && (known == 0 || *count % known != 0))) {
+    return InvalidArgument("cannot reshape '" + std::string(tensor_name) + "' from " +
+                           ShapeToString(shape.subspan(skip)) + " to " + ShapeToString(to));
+  }
+  for (int64_t d : to) out.push_back(d == -1 ? *count / known : d);
+  return out;
+}
+
+}  // namespace nereid

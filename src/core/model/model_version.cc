@@ -1,0 +1,88 @@
+#include "core/model/model_version.h"
+
+#include "common/logging.h"
+#include "core/model/request_validator.h"
+#include "model_config.pb.h"
+
+#include <thread>
+
+namespace nereid {
+
+ModelVersion::~ModelVersion() {
+  if (scheduler_) scheduler_->Stop();
+  scheduler_.reset();
+  backend_model_.reset();
+}
+
+StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& options) {
+  const inference::ModelConfig& config = *options.config;
+  // The last reference may drop on one of the version's own executor threads (a request
+  // finishing after unload); destruction joins those threads, so it then moves to a fresh one.
+  std::shared_ptr<ModelVersion> mv(new ModelVersion(), [](ModelVersion* p) {
+    if (p->scheduler_ && p->scheduler_->IsExecutorThread()) {
+      std::thread([p] { delete p; }).detach();
+    } else {
+      delete p;
+    }
+  });
+  mv->info_ = ModelInfo::FromConfig(config, options.version);
+  mv->config_ = options.config;
+  mv->config_json_ = options.config_json;
+
+  backend::ModelLoadOptions lo;
+  lo.model_name = config.name();
+  lo.version = options.version;
+  lo.model_dir = options.model_dir.string();
+  const std::string& file = config.default_model_filename();
+  const auto version_dir = options.model_dir / std::to_string(options.version);
+  lo.model_path = file.empty() ? version_dir.string() : (version_dir / file).string();
+  lo.config_json = *options.config_json;
+  auto model = options.backend->backend->LoadModel(lo);
+  if (!model.ok()) return model.status();
+  mv->backend_model_ = std::move(model).value();
+
+  std::vector<std::unique_ptr<backend::ModelInstance>> instances;
+  int index = 0;
+  for (const auto& group : config.instance_group()) {
+    for (int i = 0; i < group.count(); ++i) {
+      backend::InstanceOptions io;
+      io.name = group.name() + "_" + std::to_string(i);
+      io.index = index++;
+      io.kind = inference::ModelInstanceGroup::Kind_Name(group.kind());
+      auto instance = mv->backend_model_->CreateInstance(io);
+      if (!instance.ok()) {
+        return Status(instance.status().code(), "failed to create instance '" + io.name +
+                                                    "' of model '" + config.name() +
+                                                    "': " + instance.status().message());
+      }
+      instances.push_back(std::move(instance).value());
+    }
+  }
+  if (instances.empty()) {
+    return InvalidArgument("model '" + config.name() + "' has no instances to serve with");
+  }
+  LOG_VERBOSE(1, "model '{}' version {}: {} instance(s)", config.name(), options.version,
+              instances.size());
+  mv->scheduler_ = std::make_unique<DefaultScheduler>(&mv->info_, std::move(instances));
+  return mv;
+}
+
+void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
+                         std::unique_ptr<InferenceRequest>&& request, InferCallback done) {
+  auto batch = ValidateRequest(self->info_, *request);
+  if (!batch.ok()) {
+    done(batch.status());
+    return;
+  }
+  // The callback wrapper holds the version alive until the reply has been handed over.
+  SchedulerJob job;
+  job.request = std::move(request);
+  job.batch_size = *batch;
+  job.done = [self, done = std::move(done)](
+                 StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+    done(std::move(result));
+  };
+  self->scheduler_->Enqueue(std::move(job));
+}
+
+}  // namespace nereid

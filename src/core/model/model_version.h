@@ -1,0 +1,58 @@
+// ModelVersion: one loaded version of a model: its effective configuration, the backend's model
+// object, its instances and its scheduler. Shared (std::shared_ptr) between the repository and
+// every request in flight, so an unload never pulls a model from under a request: the last owner
+// destroys it.
+//
+// Thread-safety: immutable after Load except for the scheduler, which is thread-safe.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "core/model/backend_registry.h"
+#include "core/model/model_info.h"
+#include "core/request/inference_request.h"
+#include "core/scheduler/default_scheduler.h"
+
+namespace inference {
+class ModelConfig;
+}
+
+namespace nereid {
+
+class ModelVersion {
+ public:
+  struct Options {
+    int64_t version = 0;
+    std::filesystem::path model_dir;
+    const BackendRegistry::Entry* backend = nullptr;  // outlives the model version
+    std::shared_ptr<const inference::ModelConfig> config;  // effective, validated
+    std::shared_ptr<const std::string> config_json;        // its Triton JSON rendering
+  };
+
+  // Loads the backend model and creates every instance of every instance group.
+  static StatusOr<std::shared_ptr<ModelVersion>> Load(const Options& options);
+  ~ModelVersion();
+
+  const ModelInfo& info() const { return info_; }
+  int64_t version() const { return info_.version; }
+  const std::shared_ptr<const inference::ModelConfig>& config() const { return config_; }
+  const std::shared_ptr<const std::string>& config_json() const { return config_json_; }
+
+  // Validates and schedules. `done` runs exactly once. `self` keeps the version alive until the
+  // request completes.
+  static void Infer(const std::shared_ptr<ModelVersion>& self,
+                    std::unique_ptr<InferenceRequest>&& request, InferCallback done);
+
+ private:
+  ModelVersion() = default;
+
+  ModelInfo info_;
+  std::shared_ptr<const inference::ModelConfig> config_;
+  std::shared_ptr<const std::string> config_json_;
+  std::unique_ptr<backend::Model> backend_model_;
+  std::unique_ptr<DefaultScheduler> scheduler_;  // destroyed before backend_model_
+};
+
+}  // namespace nereid

@@ -1,0 +1,139 @@
+#include "core/model/request_validator.h"
+
+#include <string>
+
+#include "core/tensor/bytes_tensor.h"
+
+namespace nereid {
+namespace {
+
+std::string Prefix(const InferenceRequest& r) {
+  return "[request id: " + (r.id.empty() ? std::string("<id_unknown>") : r.id) + "] ";
+}
+
+Status CheckInputNames(const ModelInfo& model, const InferenceRequest& r) {
+  for (size_t i = 0; i < r.inputs.size(); ++i) {
+    const InferInput& in = r.inputs[i];
+    if (model.FindInput(in.name) == nullptr) {
+      return InvalidArgument(Prefix(r) + "unexpected inference input '" + in.name +
+                             "' for model '" + model.name + "'");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (r.inputs[j].name == in.name) {
+        return InvalidArgument(Prefix(r) + "input '" + in.name + "' is given more than once");
+      }
+    }
+  }
+  std::string missing;
+  for (const TensorSpec& spec : model.inputs) {
+    if (spec.optional) continue;
+    bool found = false;
+    for (const InferInput& in : r.inputs) found = found || in.name == spec.name;
+    if (!found) missing += (missing.empty() ? "'" : ", '") + spec.name + "'";
+  }
+  if (!missing.empty()) {
+    return InvalidArgument(Prefix(r) + "expected " + std::to_string(model.inputs.size()) +
+                           " inputs but got " + std::to_string(r.inputs.size()) +
+                           " inputs for model '" + model.name + "'. Missing required input(s) [" +
+                           missing + "]. Please provide all required input(s).");
+  }
+  return Status::Ok();
+}
+
+Status CheckOutputNames(const ModelInfo& model, const InferenceRequest& r) {
+  for (size_t i = 0; i < r.outputs.size(); ++i) {
+    const std::string& name = r.outputs[i].name;
+    if (model.FindOutput(name) == nullptr) {
+      return InvalidArgument(Prefix(r) + "unexpected inference output '" + name +
+                             "' for model '" + model.name + "'");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (r.outputs[j].name == name) {
+        return InvalidArgument(Prefix(r) + "output '" + name +
+                               "' is requested more than once; output names must be unique");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckData(const ModelInfo& model, const InferenceRequest& r, const InferInput& in) {
+  auto count = ElementCount(in.shape);
+  if (!count) {
+    return InvalidArgument(Prefix(r) + "invalid shape " + ShapeToString(in.shape) +
+                           " for input '" + in.name + "'");
+  }
+  if (in.data_type == DataType::kBytes) {
+    auto n = CountBytesElements(in.data);
+    if (!n.ok()) {
+      return InvalidArgument(Prefix(r) + "input '" + in.name + "': " + n.status().message());
+    }
+    if (*n != *count) {
+      return InvalidArgument(Prefix(r) + "expected " + std::to_string(*count) +
+                             " string elements for inference input '" + in.name + "', got " +
+                             std::to_string(*n));
+    }
+    return Status::Ok();
+  }
+  auto expected = FixedByteSize(in.data_type, in.shape, "input '" + in.name + "'");
+  if (!expected.ok()) return InvalidArgument(Prefix(r) + expected.status().message());
+  if (*expected != in.data.size()) {
+    return InvalidArgument(Prefix(r) + "input byte size mismatch for input '" + in.name +
+                           "' for model '" + model.name + "'. Expected " +
+                           std::to_string(*expected) + ", got " + std::to_string(in.data.size()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<int64_t> ValidateRequest(const ModelInfo& model, const InferenceRequest& r) {
+  NEREID_RETURN_IF_ERROR(CheckInputNames(model, r));
+  NEREID_RETURN_IF_ERROR(CheckOutputNames(model, r));
+  const bool batching = model.max_batch_size > 0;
+  int64_t batch = -1;
+  for (const InferInput& in : r.inputs) {
+    const TensorSpec& spec = *model.FindInput(in.name);
+    if (in.data_type != spec.data_type) {
+      return InvalidArgument(Prefix(r) + "inference input '" + in.name + "' data-type is '" +
+                             std::string(DataTypeWireName(in.data_type)) + "', but model '" +
+                             model.name + "' expects '" +
+                             std::string(DataTypeWireName(spec.data_type)) + "'");
+    }
+    std::span<const int64_t> dims(in.shape);
+    if (batching) {
+      if (in.shape.empty()) {
+        return InvalidArgument(Prefix(r) + "input '" + in.name +
+                               "' has no batch dimension; model '" + model.name +
+                               "' expects shape [-1," + ShapeToString(spec.dims).substr(1));
+      }
+      if (batch == -1) batch = in.shape[0];
+      if (in.shape[0] != batch) {
+        return InvalidArgument(Prefix(r) + "inputs of model '" + model.name +
+                               "' must have the same batch size");
+      }
+      dims = dims.subspan(1);
+    }
+    if (!ShapeMatches(dims, spec.dims)) {
+      Shape full = spec.dims;
+      if (batching) full.insert(full.begin(), -1);
+      return InvalidArgument(Prefix(r) + "unexpected shape for input '" + in.name +
+                             "' for model '" + model.name + "'. Expected " + ShapeToString(full) +
+                             ", got " + ShapeToString(in.shape));
+    }
+    NEREID_RETURN_IF_ERROR(CheckData(model, r, in));
+  }
+  if (!batching) return int64_t{0};
+  if (batch < 1) {
+    return InvalidArgument(Prefix(r) + "inference request batch-size must be >= 1 for '" +
+                           model.name + "', got " + std::to_string(batch));
+  }
+  if (batch > model.max_batch_size) {
+    return InvalidArgument(Prefix(r) + "inference request batch-size must be <= " +
+                           std::to_string(model.max_batch_size) + " for '" + model.name +
+                           "', got " + std::to_string(batch));
+  }
+  return batch;
+}
+
+}  // namespace nereid

@@ -1,0 +1,117 @@
+#include "core/model/request_validator.h"
+
+#include <gtest/gtest.h>
+
+#include "core/tensor/bytes_tensor.h"
+
+namespace nereid {
+namespace {
+
+ModelInfo AddSub(int max_batch) {
+  ModelInfo m;
+  m.name = "simple";
+  m.version = 1;
+  m.max_batch_size = max_batch;
+  m.inputs = {{"INPUT0", DataType::kInt32, {16}}, {"INPUT1", DataType::kInt32, {16}}};
+  m.outputs = {{"OUTPUT0", DataType::kInt32, {16}}, {"OUTPUT1", DataType::kInt32, {16}}};
+  return m;
+}
+
+struct Req {
+  InferenceRequest r;
+  std::string buf = std::string(16 * 4 * 2, '\0');
+  Req(Shape shape, int n_inputs = 2) {
+    for (int i = 0; i < n_inputs; ++i) {
+      InferInput in;
+      in.name = "INPUT" + std::to_string(i);
+      in.data_type = DataType::kInt32;
+      in.shape = shape;
+      in.data = std::span<const char>(buf.data(), 64 * (shape.size() == 2 ? shape[0] : 1));
+      r.inputs.push_back(in);
+    }
+  }
+};
+
+std::string Message(const StatusOr<int64_t>& s) { return s.ok() ? "" : s.status().message(); }
+
+TEST(RequestValidatorTest, AcceptsBatchedRequest) {
+  Req q({2, 16});
+  auto b = ValidateRequest(AddSub(8), q.r);
+  ASSERT_TRUE(b.ok()) << Message(b);
+  EXPECT_EQ(*b, 2);
+}
+
+TEST(RequestValidatorTest, NonBatchingReturnsZero) {
+  Req q({16});
+  auto b = ValidateRequest(AddSub(0), q.r);
+  ASSERT_TRUE(b.ok()) << Message(b);
+  EXPECT_EQ(*b, 0);
+}
+
+TEST(RequestValidatorTest, MissingInput) {
+  Req q({1, 16}, 1);
+  auto b = ValidateRequest(AddSub(8), q.r);
+  EXPECT_NE(Message(b).find("Missing required input(s) ['INPUT1']"), std::string::npos);
+}
+
+TEST(RequestValidatorTest, UnknownInputAndOutput) {
+  Req q({1, 16});
+  q.r.inputs[1].name = "NOPE";
+  EXPECT_NE(Message(ValidateRequest(AddSub(8), q.r)).find("unexpected inference input 'NOPE'"),
+            std::string::npos);
+  Req q2({1, 16});
+  q2.r.outputs.push_back({"BAD", {}});
+  EXPECT_NE(Message(ValidateRequest(AddSub(8), q2.r)).find("unexpected inference output 'BAD'"),
+            std::string::npos);
+}
+
+TEST(RequestValidatorTest, DuplicateOutput) {
+  Req q({1, 16});
+  q.r.outputs.push_back({"OUTPUT0", {}});
+  q.r.outputs.push_back({"OUTPUT0", {}});
+  EXPECT_NE(Message(ValidateRequest(AddSub(8), q.r)).find("more than once"), std::string::npos);
+}
+
+TEST(RequestValidatorTest, WrongDatatype) {
+  Req q({1, 16});
+  q.r.inputs[0].data_type = DataType::kFp32;
+  EXPECT_NE(Message(ValidateRequest(AddSub(8), q.r)).find("data-type is 'FP32'"),
+            std::string::npos);
+}
+
+TEST(RequestValidatorTest, WrongShapeAndBatch) {
+  Req q({1, 15});
+  EXPECT_NE(Message(ValidateRequest(AddSub(8), q.r)).find("Expected [-1,16], got [1,15]"),
+            std::string::npos);
+  Req big({9, 16});
+  big.buf.resize(9 * 64);
+  for (auto& in : big.r.inputs) in.data = std::span<const char>(big.buf.data(), 9 * 64);
+  EXPECT_NE(Message(ValidateRequest(AddSub(8), big.r)).find("batch-size must be <= 8"),
+            std::string::npos);
+  Req zero({0, 16});
+  EXPECT_NE(Message(ValidateRequest(AddSub(8), zero.r)).find(">= 1"), std::string::npos);
+}
+
+TEST(RequestValidatorTest, ByteSizeMismatch) {
+  Req q({1, 16});
+  q.r.inputs[0].data = q.r.inputs[0].data.subspan(0, 60);
+  EXPECT_NE(Message(ValidateRequest(AddSub(8), q.r)).find("Expected 64, got 60"),
+            std::string::npos);
+}
+
+TEST(RequestValidatorTest, BytesElementCount) {
+  ModelInfo m;
+  m.name = "s";
+  m.inputs = {{"IN", DataType::kBytes, {-1}}};
+  m.outputs = {{"OUT", DataType::kBytes, {-1}}};
+  std::string data;
+  AppendBytesElement("a", &data);
+  InferenceRequest r;
+  r.inputs.push_back({"IN", DataType::kBytes, {2}, data, {}});
+  EXPECT_NE(Message(ValidateRequest(m, r)).find("expected 2 string elements"), std::string::npos);
+  r.inputs[0].shape = {1};
+  EXPECT_TRUE(ValidateRequest(m, r).ok());
+}
+
+}  // namespace
+}  // namespace nereid

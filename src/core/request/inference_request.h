@@ -1,0 +1,80 @@
+// InferenceRequest and InferenceResponse: the protocol-neutral form of one inference, built by a
+// frontend codec (HTTP JSON/binary, gRPC) and consumed by InferenceServer.
+//
+// Ownership: input tensors are views (`data`) into memory the request keeps alive through
+// `KeepAlive` (the HTTP body, a gRPC message, buffers decoded from JSON). A request is owned by
+// one thread at a time and handed over with std::unique_ptr.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/request/parameters.h"
+#include "core/tensor/shape.h"
+#include "nereid/data_type.h"
+#include "nereid/status.h"
+
+namespace nereid {
+
+struct InferInput {
+  std::string name;
+  DataType data_type = DataType::kInvalid;
+  Shape shape;
+  std::span<const char> data;  // row-major; BYTES length-prefixed; owned via KeepAlive
+  Parameters parameters;
+};
+
+struct RequestedOutput {
+  std::string name;
+  Parameters parameters;  // frontend-specific ones (e.g. binary_data) stay here untouched
+};
+
+class InferenceRequest {
+ public:
+  std::string model_name;
+  int64_t model_version = -1;  // -1: the highest ready version
+  std::string id;
+  Parameters parameters;
+  std::vector<InferInput> inputs;
+  std::vector<RequestedOutput> outputs;  // empty: every output of the model
+
+  // Keeps `owner` alive as long as the request; input views may point into it.
+  void KeepAlive(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
+
+  // Set by the server when the request is accepted (for statistics and timeouts).
+  std::chrono::steady_clock::time_point received_at{};
+
+ private:
+  std::vector<std::shared_ptr<const void>> owners_;
+};
+
+struct InferOutput {
+  std::string name;
+  DataType data_type = DataType::kInvalid;
+  Shape shape;
+  std::string data;  // owned bytes; BYTES length-prefixed
+};
+
+class InferenceResponse {
+ public:
+  std::string model_name;
+  int64_t model_version = 0;
+  std::string id;
+  Parameters parameters;
+  std::vector<InferOutput> outputs;  // in the order the request asked (model order if it didn't)
+
+  // The request this answers, handed back so a frontend can read what it asked for (per-output
+  // parameters such as binary_data) and so input memory is freed only after the reply is built.
+  std::unique_ptr<InferenceRequest> request;
+};
+
+// Called exactly once per InferAsync, on an executor thread or (for early errors) on the
+// caller's thread. It must not block for long: frontends post the reply to their own loop.
+using InferCallback = std::function<void(StatusOr<std::unique_ptr<InferenceResponse>>)>;
+
+}  // namespace nereid

@@ -1,0 +1,105 @@
+// InferenceServer: the one facade the frontends call. It owns the model repository (and through
+// it every loaded model version, its scheduler and instances).
+//
+// Thread-safety: every method may be called from any thread concurrently.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/request/inference_request.h"
+#include "core/tensor/shape.h"
+#include "nereid/status.h"
+
+namespace inference {
+class ModelConfig;
+}
+
+namespace nereid {
+
+class BackendRegistry;
+class ModelRepository;
+
+struct ServerOptions {
+  std::vector<std::string> model_repositories;
+  std::string server_id = "triton";
+  std::string backend_directory;  // where libnereid_<backend>.so plugins live
+  // --backend-config=<backend>,<key>=<value>, in command-line order.
+  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> backend_config;
+  std::string model_config_name;  // --model-config-name: <model>/configs/<name>.pbtxt
+  bool strict_readiness = true;
+  bool exit_on_error = true;
+  bool disable_auto_complete = false;
+  int model_load_thread_count = 4;
+  int exit_timeout_secs = 30;
+};
+
+struct TensorMetadata {
+  std::string name;
+  std::string datatype;  // KServe name, e.g. "FP32"
+  Shape shape;           // with a leading -1 when the model batches
+};
+
+struct ModelMetadata {
+  std::string name;
+  std::vector<std::string> versions;
+  std::string platform;
+  std::vector<TensorMetadata> inputs;
+  std::vector<TensorMetadata> outputs;
+};
+
+struct ServerMetadata {
+  std::string name;
+  std::string version;
+  std::vector<std::string> extensions;
+};
+
+class InferenceServer {
+ public:
+  // Loads the backends and every model of the repositories. With exit_on_error, any model load
+  // failure fails creation; otherwise failed models stay UNAVAILABLE and the rest serve.
+  static StatusOr<std::unique_ptr<InferenceServer>> Create(const ServerOptions& options);
+  ~InferenceServer();
+
+  InferenceServer(const InferenceServer&) = delete;
+  InferenceServer& operator=(const InferenceServer&) = delete;
+
+  bool IsLive() const;
+  bool IsReady() const;
+  const ServerMetadata& Metadata() const { return metadata_; }
+
+  // version -1 (or empty in the protocol) means "any/the latest ready version".
+  StatusOr<bool> ModelIsReady(const std::string& name, int64_t version) const;
+  StatusOr<ModelMetadata> GetModelMetadata(const std::string& name, int64_t version) const;
+  StatusOr<std::shared_ptr<const inference::ModelConfig>> GetModelConfig(const std::string& name,
+                                                                         int64_t version) const;
+  // The configuration rendered as Triton's JSON (REFERENCE.md §2.4); computed once at load.
+  StatusOr<std::shared_ptr<const std::string>> GetModelConfigJson(const std::string& name,
+                                                                  int64_t version) const;
+
+  // Validates the request against the model and schedules it. `done` is called exactly once,
+  // possibly before InferAsync returns (validation errors).
+  void InferAsync(std::unique_ptr<InferenceRequest>&& request, InferCallback done);
+
+  // Graceful stop: refuse new inferences (UNAVAILABLE), wait up to exit_timeout_secs for those
+  // in flight, then unload every model. Returns false when the timeout expired.
+  bool Stop();
+
+  int64_t InflightCount() const { return inflight_.load(std::memory_order_acquire); }
+
+ private:
+  InferenceServer(const ServerOptions& options, std::unique_ptr<ModelRepository> repository);
+
+  ServerOptions options_;
+  ServerMetadata metadata_;
+  std::unique_ptr<BackendRegistry> registry_;
+  std::unique_ptr<ModelRepository> repository_;  // declared after registry_: destroyed first
+  std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> inflight_{0};
+};
+
+}  // namespace nereid
