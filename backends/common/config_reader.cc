@@ -1,0 +1,147 @@
+#include "common/config_reader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "common/config_json.h"
+
+namespace nereid::backends {
+namespace {
+
+Status ReadIo(const rapidjson::Value& entry, std::string_view kind, IoConfig* io) {
+  if (!entry.IsObject()) return InvalidArgument(std::string(kind) + " entries must be objects");
+  io->name = std::string(StringMember(entry, "name"));
+  if (io->name.empty()) return InvalidArgument(std::string(kind) + " entry without a name");
+  std::string_view type_name = StringMember(entry, "data_type");
+  if (!type_name.empty() && type_name != "TYPE_INVALID") {
+    std::optional<DataType> type = DataTypeFromConfigName(type_name);
+    if (!type) {
+      return InvalidArgument(std::string(kind) + " '" + io->name + "' has unknown data_type " +
+                             std::string(type_name));
+    }
+    io->data_type = *type;
+  }
+  auto dims = IntArrayMember(entry, "dims");
+  if (!dims.ok())
+    return InvalidArgument(std::string(kind) + " '" + io->name + "': " + dims.status().message());
+  io->dims = std::move(dims).value();
+  if (const rapidjson::Value* reshape = FindMember(entry, "reshape"); reshape != nullptr) {
+    auto shape = IntArrayMember(*reshape, "shape");
+    if (!shape.ok())
+      return InvalidArgument(std::string(kind) + " '" + io->name +
+                             "' reshape: " + shape.status().message());
+    io->reshape = std::move(shape).value();
+  }
+  const rapidjson::Value* optional = FindMember(entry, "optional");
+  io->optional = optional != nullptr && optional->IsBool() && optional->GetBool();
+  return Status::Ok();
+}
+
+Status ReadIoList(const rapidjson::Value& doc, const char* key, std::vector<IoConfig>* out) {
+  const rapidjson::Value* list = FindMember(doc, key);
+  if (list == nullptr) return Status::Ok();
+  if (!list->IsArray()) return InvalidArgument(std::string("'") + key + "' must be an array");
+  out->resize(list->Size());
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+    NEREID_RETURN_IF_ERROR(ReadIo((*list)[i], key, &(*out)[i]));
+  }
+  return Status::Ok();
+}
+
+Status ReadParameters(const rapidjson::Value& doc, ModelConfig* config) {
+  const rapidjson::Value* params = FindMember(doc, "parameters");
+  if (params == nullptr) return Status::Ok();
+  if (!params->IsObject()) return InvalidArgument("'parameters' must be an object");
+  for (const auto& member : params->GetObject()) {
+    config->parameters.emplace_back(
+        std::string(member.name.GetString(), member.name.GetStringLength()),
+        std::string(StringMember(member.value, "string_value")));
+  }
+  return Status::Ok();
+}
+
+Status ReadConfig(const rapidjson::Document& doc, ModelConfig* config) {
+  config->name = std::string(StringMember(doc, "name"));
+  config->platform = std::string(StringMember(doc, "platform"));
+  config->backend = std::string(StringMember(doc, "backend"));
+  NEREID_ASSIGN_OR_RETURN(config->max_batch_size, IntMember(doc, "max_batch_size", 0));
+  if (config->max_batch_size < 0) return InvalidArgument("'max_batch_size' must be >= 0");
+  NEREID_RETURN_IF_ERROR(ReadIoList(doc, "input", &config->inputs));
+  NEREID_RETURN_IF_ERROR(ReadIoList(doc, "output", &config->outputs));
+  NEREID_RETURN_IF_ERROR(ReadParameters(doc, config));
+  if (const rapidjson::Value* opt = FindMember(doc, "optimization"); opt != nullptr) {
+    if (const rapidjson::Value* graph = FindMember(*opt, "graph"); graph != nullptr) {
+      NEREID_ASSIGN_OR_RETURN(config->graph_optimization_level, IntMember(*graph, "level", 0));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::string* ModelConfig::FindParameter(std::string_view key) const {
+  for (const auto& [k, v] : parameters) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+StatusOr<ModelConfig> ParseModelConfig(std::string_view json) {
+  rapidjson::Document doc;
+  NEREID_RETURN_IF_ERROR(ParseJsonObject(json, "model configuration", &doc));
+  ModelConfig config;
+  Status status = ReadConfig(doc, &config);
+  if (!status.ok()) {
+    return InvalidArgument("invalid model configuration: " + status.message());
+  }
+  return config;
+}
+
+std::vector<int64_t> ModelSideShape(const IoConfig& io, int64_t max_batch_size) {
+  const std::vector<int64_t>& dims = io.reshape ? *io.reshape : io.dims;
+  std::vector<int64_t> shape;
+  shape.reserve(dims.size() + 1);
+  if (max_batch_size > 0) shape.push_back(-1);
+  shape.insert(shape.end(), dims.begin(), dims.end());
+  return shape;
+}
+
+StatusOr<int64_t> IntParameter(const ModelConfig& config, std::string_view key, int64_t fallback,
+                               int64_t min_value, int64_t max_value) {
+  const std::string* text = config.FindParameter(key);
+  if (text == nullptr) return fallback;
+  int64_t value = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (ec != std::errc() || ptr != end || text->empty() || value < min_value || value > max_value) {
+    return InvalidArgument("parameter '" + std::string(key) + "' must be an integer in [" +
+                           std::to_string(min_value) + ", " + std::to_string(max_value) +
+                           "], got '" + *text + "'");
+  }
+  return value;
+}
+
+StatusOr<bool> BoolParameter(const ModelConfig& config, std::string_view key, bool fallback) {
+  const std::string* text = config.FindParameter(key);
+  if (text == nullptr) return fallback;
+  std::string lower(*text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "1" || lower == "true" || lower == "on" || lower == "yes") return true;
+  if (lower == "0" || lower == "false" || lower == "off" || lower == "no") return false;
+  return InvalidArgument("parameter '" + std::string(key) + "' must be a boolean, got '" + *text +
+                         "'");
+}
+
+std::string ShapeToString(std::span<const int64_t> shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(shape[i]);
+  }
+  out += ']';
+  return out;
+}
+
+}  // namespace nereid::backends

@@ -1,0 +1,304 @@
+// The onnxruntime backend plugin: entry points, auto-complete, model load and session creation.
+// Execution lives in ort_instance.cc.
+//
+// Ownership: the core owns the Backend, Models and Instances; each of them holds a shared_ptr to
+// the one Ort::Env, so no session outlives it. Thread-safety: OrtBackend and OrtModel may be
+// called concurrently (their state is immutable except OrtModel's spare session, which a mutex
+// guards); ORT session creation is itself thread-safe.
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+
+#include "common/config_reader.h"
+#include "onnxruntime/autocomplete.h"
+#include "onnxruntime/model_io.h"
+#include "onnxruntime/ort_internal.h"
+
+namespace nereid::backends::ort {
+namespace {
+
+using backend::LogLevel;
+
+LogLevel ToLogLevel(OrtLoggingLevel severity) {
+  switch (severity) {
+    case ORT_LOGGING_LEVEL_VERBOSE:
+      return LogLevel::kVerbose;
+    case ORT_LOGGING_LEVEL_INFO:
+      return LogLevel::kInfo;
+    case ORT_LOGGING_LEVEL_WARNING:
+      return LogLevel::kWarning;
+    default:
+      return LogLevel::kError;
+  }
+}
+
+// ORT keeps one process-wide environment whose logger is fixed when it is first created, so log
+// lines are routed through this process-wide sink, which the latest backend sets.
+class LogRouter {
+ public:
+  static LogRouter& Get() {
+    static auto* router = new LogRouter();  // never destroyed: ORT may log during exit
+    return *router;
+  }
+  void Set(backend::LogFunction fn) {
+    auto sink = fn ? std::make_shared<const backend::LogFunction>(std::move(fn)) : nullptr;
+    std::lock_guard<std::mutex> lock(mu_);
+    sink_ = std::move(sink);
+  }
+  static void Callback(void*, OrtLoggingLevel severity, const char* category, const char*,
+                       const char*, const char* message) noexcept {
+    try {
+      Get().Log(severity, category, message);
+    } catch (...) {  // nothing may unwind into ORT
+    }
+  }
+
+ private:
+  void Log(OrtLoggingLevel severity, const char* category, const char* message) {
+    std::shared_ptr<const backend::LogFunction> sink;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      sink = sink_;
+    }
+    const std::string line =
+        std::string("onnxruntime [") + (category ? category : "") + "] " + (message ? message : "");
+    if (sink == nullptr) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      return;
+    }
+    (*sink)(ToLogLevel(severity), line);
+  }
+
+  std::mutex mu_;
+  std::shared_ptr<const backend::LogFunction> sink_;  // guarded by mu_
+};
+
+struct SessionSettings {
+  int intra_op_threads = 1;
+  int inter_op_threads = 1;
+  GraphOptimizationLevel level = ORT_ENABLE_ALL;
+  ExecutionMode mode = ORT_SEQUENTIAL;
+  bool allow_spinning = false;
+  std::vector<std::pair<std::string, std::string>> session_entries;  // "session.*" parameters
+};
+
+StatusOr<SessionSettings> ReadSessionSettings(const ModelConfig& config) {
+  SessionSettings s;
+  NEREID_ASSIGN_OR_RETURN(s.intra_op_threads,
+                          IntParameter(config, "intra_op_thread_count", 1, 0, 1024));
+  NEREID_ASSIGN_OR_RETURN(s.inter_op_threads,
+                          IntParameter(config, "inter_op_thread_count", 1, 0, 1024));
+  NEREID_ASSIGN_OR_RETURN(int64_t mode, IntParameter(config, "execution_mode", 0, 0, 1));
+  s.mode = mode == 1 ? ORT_PARALLEL : ORT_SEQUENTIAL;
+  NEREID_ASSIGN_OR_RETURN(s.allow_spinning, BoolParameter(config, "allow_spinning", false));
+  if (config.graph_optimization_level == -1) s.level = ORT_ENABLE_BASIC;
+  if (config.graph_optimization_level == 1) s.level = ORT_ENABLE_EXTENDED;
+  for (const auto& [key, value] : config.parameters) {
+    if (key.starts_with("session.")) s.session_entries.emplace_back(key, value);
+  }
+  return s;
+}
+
+Ort::SessionOptions MakeSessionOptions(const SessionSettings& s) {
+  Ort::SessionOptions options;
+  options.SetIntraOpNumThreads(s.intra_op_threads);
+  options.SetInterOpNumThreads(s.inter_op_threads);
+  options.SetGraphOptimizationLevel(s.level);
+  options.SetExecutionMode(s.mode);
+  const char* spin = s.allow_spinning ? "1" : "0";
+  options.AddConfigEntry("session.intra_op.allow_spinning", spin);
+  options.AddConfigEntry("session.inter_op.allow_spinning", spin);
+  for (const auto& [key, value] : s.session_entries) {
+    options.AddConfigEntry(key.c_str(), value.c_str());
+  }
+  return options;
+}
+
+// Opens `path`. Errors: NotFound when the file is missing, InvalidArgument with ORT's message
+// when ORT rejects it.
+StatusOr<Ort::Session> OpenSession(Ort::Env& env, const std::string& model_name,
+                                   const std::string& path, const SessionSettings& settings) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return NotFound("failed to load model '" + model_name + "': model file '" + path +
+                    "' not found");
+  }
+  try {
+    return Ort::Session(env, path.c_str(), MakeSessionOptions(settings));
+  } catch (const Ort::Exception& e) {
+    return InvalidArgument("failed to load model '" + model_name + "': " + e.what());
+  }
+}
+
+StatusOr<TensorInfo> ReadTensorInfo(const std::string& model_name, std::string name,
+                                    const Ort::TypeInfo& type_info) {
+  if (type_info.GetONNXType() != ONNX_TYPE_TENSOR) {
+    return InvalidArgument("unable to load model '" + model_name + "', tensor '" + name +
+                           "' is not a tensor (sequence, map and optional types are unsupported)");
+  }
+  auto info = type_info.GetTensorTypeAndShapeInfo();
+  std::optional<DataType> type = FromOrtType(info.GetElementType());
+  if (!type) {
+    return InvalidArgument("unable to load model '" + model_name + "', tensor '" + name +
+                           "' has unsupported ONNX element type " +
+                           std::to_string(info.GetElementType()));
+  }
+  std::vector<int64_t> shape = info.GetShape();
+  for (int64_t& d : shape) d = d < 0 ? -1 : d;
+  return TensorInfo{std::move(name), *type, std::move(shape)};
+}
+
+StatusOr<ModelIo> ReadModelIo(const std::string& model_name, const Ort::Session& session) {
+  Ort::AllocatorWithDefaultOptions allocator;
+  ModelIo io;
+  for (size_t i = 0; i < session.GetInputCount(); ++i) {
+    NEREID_ASSIGN_OR_RETURN(
+        TensorInfo t, ReadTensorInfo(model_name, session.GetInputNameAllocated(i, allocator).get(),
+                                     session.GetInputTypeInfo(i)));
+    io.inputs.push_back(std::move(t));
+  }
+  for (size_t i = 0; i < session.GetOutputCount(); ++i) {
+    NEREID_ASSIGN_OR_RETURN(
+        TensorInfo t, ReadTensorInfo(model_name, session.GetOutputNameAllocated(i, allocator).get(),
+                                     session.GetOutputTypeInfo(i)));
+    io.outputs.push_back(std::move(t));
+  }
+  return io;
+}
+
+std::shared_ptr<const ExecutionPlan> MakePlan(const std::string& model_name,
+                                              const ModelConfig& config) {
+  auto plan = std::make_shared<ExecutionPlan>();
+  plan->model_name = model_name;
+  for (const IoConfig& in : config.inputs) {
+    plan->inputs.push_back({in.name, in.data_type, ToOrtType(in.data_type)});
+  }
+  for (const IoConfig& out : config.outputs) {
+    plan->outputs.push_back({out.name, out.data_type, ToOrtType(out.data_type)});
+  }
+  return plan;
+}
+
+template <typename F>
+auto Guarded(std::string_view what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Ort::Exception& e) {
+    return Internal(std::string(what) + ": " + e.what());
+  } catch (const std::exception& e) {
+    return Internal(std::string(what) + ": " + e.what());
+  } catch (...) {
+    return Internal(std::string(what) + ": unknown exception");
+  }
+}
+
+// One loaded version: the settings and plan its instances share. The session opened to validate
+// the model at load is handed to the first instance instead of being thrown away.
+class OrtModel final : public backend::Model {
+ public:
+  OrtModel(std::shared_ptr<Ort::Env> env, std::string path, SessionSettings settings,
+           std::shared_ptr<const ExecutionPlan> plan, Ort::Session first_session)
+      : env_(std::move(env)),
+        path_(std::move(path)),
+        settings_(std::move(settings)),
+        plan_(std::move(plan)),
+        spare_session_(std::move(first_session)) {}
+
+  StatusOr<std::unique_ptr<backend::ModelInstance>> CreateInstance(
+      const backend::InstanceOptions& options) override {
+    return Guarded("failed to create instance '" + options.name + "'",
+                   [&]() -> StatusOr<std::unique_ptr<backend::ModelInstance>> {
+                     Ort::Session session = TakeSpareSession();
+                     if (session == nullptr) {
+                       NEREID_ASSIGN_OR_RETURN(
+                           session, OpenSession(*env_, plan_->model_name, path_, settings_));
+                     }
+                     return MakeOrtInstance(plan_, env_, std::move(session));
+                   });
+  }
+
+ private:
+  Ort::Session TakeSpareSession() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::move(spare_session_);
+  }
+
+  const std::shared_ptr<Ort::Env> env_;  // declared first: destroyed after the spare session
+  const std::string path_;
+  const SessionSettings settings_;
+  const std::shared_ptr<const ExecutionPlan> plan_;
+  std::mutex mu_;
+  Ort::Session spare_session_;  // guarded by mu_; null once taken
+};
+
+class OrtBackend final : public backend::Backend {
+ public:
+  explicit OrtBackend(std::shared_ptr<Ort::Env> env) : env_(std::move(env)) {}
+
+  backend::BackendInfo Info() const override {
+    return {"onnxruntime", {"onnxruntime_onnx"}, "model.onnx", true};
+  }
+
+  StatusOr<std::string> AutoCompleteConfig(const backend::AutoCompleteOptions& options) override {
+    return Guarded("failed to auto-complete model '" + options.model_name + "'",
+                   [&]() -> StatusOr<std::string> {
+                     SessionSettings light;  // one thread, no graph work: only the IO is read
+                     light.level = ORT_DISABLE_ALL;
+                     NEREID_ASSIGN_OR_RETURN(
+                         Ort::Session session,
+                         OpenSession(*env_, options.model_name, options.model_path, light));
+                     NEREID_ASSIGN_OR_RETURN(ModelIo io, ReadModelIo(options.model_name, session));
+                     return CompleteConfig(options.config_json, io, options.default_max_batch_size);
+                   });
+  }
+
+  StatusOr<std::unique_ptr<backend::Model>> LoadModel(
+      const backend::ModelLoadOptions& options) override {
+    return Guarded("failed to load model '" + options.model_name + "'",
+                   [&]() -> StatusOr<std::unique_ptr<backend::Model>> { return Load(options); });
+  }
+
+ private:
+  StatusOr<std::unique_ptr<backend::Model>> Load(const backend::ModelLoadOptions& options) {
+    NEREID_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(options.config_json));
+    StatusOr<SessionSettings> settings = ReadSessionSettings(config);
+    if (!settings.ok()) {
+      return InvalidArgument("unable to load model '" + options.model_name + "', " +
+                             settings.status().message());
+    }
+    NEREID_ASSIGN_OR_RETURN(Ort::Session session,
+                            OpenSession(*env_, options.model_name, options.model_path, *settings));
+    NEREID_ASSIGN_OR_RETURN(ModelIo io, ReadModelIo(options.model_name, session));
+    NEREID_RETURN_IF_ERROR(ValidateModelIo(options.model_name, config, io));
+    return std::unique_ptr<backend::Model>(
+        std::make_unique<OrtModel>(env_, options.model_path, std::move(settings).value(),
+                                   MakePlan(options.model_name, config), std::move(session)));
+  }
+
+  const std::shared_ptr<Ort::Env> env_;
+};
+
+}  // namespace
+}  // namespace nereid::backends::ort
+
+NEREID_BACKEND_EXPORT uint32_t NereidBackendApiVersion() {
+  return nereid::backend::kBackendApiVersion;
+}
+
+NEREID_BACKEND_EXPORT nereid::backend::Backend* NereidBackendCreate(
+    const nereid::backend::BackendOptions* options, std::string* error) {
+  using nereid::backends::ort::LogRouter;
+  try {
+    LogRouter::Get().Set(options != nullptr ? options->log : nullptr);
+    auto env = std::make_shared<Ort::Env>(ORT_LOGGING_LEVEL_WARNING, "nereid", &LogRouter::Callback,
+                                          nullptr);
+    return new nereid::backends::ort::OrtBackend(std::move(env));
+  } catch (const std::exception& e) {
+    if (error != nullptr) *error = std::string("onnxruntime backend: ") + e.what();
+  } catch (...) {
+    if (error != nullptr) *error = "onnxruntime backend: unknown exception";
+  }
+  return nullptr;
+}

@@ -1,0 +1,212 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/config/validate_test_util.h"
+
+namespace nereid::config {
+namespace {
+
+using testing::ExpectInvalid;
+using testing::Make;
+using testing::Validate;
+
+TEST(ValidateSchedulingTest, PreferredBatchSizeMustBePositive) {
+  auto config = Make("dynamic_batching { preferred_batch_size: [ 0 ] }");
+  ExpectInvalid(config, {"dynamic_batching", "'preferred_batch_size' must be positive"});
+}
+
+TEST(ValidateSchedulingTest, PreferredBatchSizeMustNotExceedMax) {
+  auto config = Make("dynamic_batching { preferred_batch_size: [ 4, 16 ] }");
+  ExpectInvalid(config,
+                {"dynamic_batching", "'preferred_batch_size' 16 must be <= max_batch_size 8"});
+}
+
+TEST(ValidateSchedulingTest, DynamicBatchingWithoutBatchingAllowsNoPreferredSize) {
+  auto config = Make("dynamic_batching { }");
+  config.set_max_batch_size(0);
+  config.mutable_dynamic_batching()->clear_preferred_batch_size();
+  EXPECT_TRUE(Validate(config).ok());
+  config.mutable_dynamic_batching()->add_preferred_batch_size(1);
+  ExpectInvalid(config, {"'preferred_batch_size' 1 must be <= max_batch_size 0"});
+}
+
+TEST(ValidateSchedulingTest, DefaultPriorityLevelMustBeInRange) {
+  auto config = Make("dynamic_batching { priority_levels: 3 default_priority_level: 4 }");
+  ExpectInvalid(config, {"'default_priority_level' 4 must be in range [1, 3]"});
+  config.mutable_dynamic_batching()->set_default_priority_level(0);
+  ExpectInvalid(config, {"'default_priority_level' 0 must be in range [1, 3]"});
+}
+
+TEST(ValidateSchedulingTest, PriorityQueuePolicyLevelMustBeInRange) {
+  auto config = Make(
+      "dynamic_batching { priority_levels: 2 default_priority_level: 1 "
+      "priority_queue_policy { key: 5 value {} } }");
+  ExpectInvalid(config, {"'priority_queue_policy' level 5 must be in range [1, 2]"});
+}
+
+TEST(ValidateSchedulingTest, PreserveOrderingAllowsOnePriorityLevel) {
+  auto config = Make(
+      "dynamic_batching { preserve_ordering: true priority_levels: 2 "
+      "default_priority_level: 1 }");
+  ExpectInvalid(config, {"Only one priority level is allowed when 'preserve_ordering' is true"});
+}
+
+TEST(ValidateSchedulingTest, PreserveOrderingForbidsDelayedTimeouts) {
+  auto config = Make(
+      "dynamic_batching { preserve_ordering: true default_queue_policy { "
+      "timeout_action: DELAY default_timeout_microseconds: 10 } }");
+  ExpectInvalid(config, {"DELAY", "'preserve_ordering'"});
+}
+
+TEST(ValidateSchedulingTest, ControlKindAtMostOnce) {
+  auto config = Make(R"cfg(
+    sequence_batching {
+      control_input [
+        { name: "S1" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] },
+        { name: "S2" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] }
+      ]
+    })cfg");
+  ExpectInvalid(config,
+                {"sequence_batching", "CONTROL_SEQUENCE_START is specified more than once"});
+}
+
+TEST(ValidateSchedulingTest, ControlInputNameUnique) {
+  auto config = Make(R"cfg(
+    sequence_batching {
+      control_input [
+        { name: "S" control [ { kind: CONTROL_SEQUENCE_START int32_false_true: [ 0, 1 ] } ] },
+        { name: "S" control [ { kind: CONTROL_SEQUENCE_END int32_false_true: [ 0, 1 ] } ] }
+      ]
+    })cfg");
+  ExpectInvalid(config, {"control input 'S' is specified more than once"});
+}
+
+TEST(ValidateSchedulingTest, BooleanControlNeedsTwoValues) {
+  auto config = Make(R"cfg(
+    sequence_batching {
+      control_input [
+        { name: "S" control [ { kind: CONTROL_SEQUENCE_READY fp32_false_true: [ 0 ] } ] }
+      ]
+    })cfg");
+  ExpectInvalid(config, {"control input 'S' kind CONTROL_SEQUENCE_READY", "exactly 2 entries"});
+}
+
+TEST(ValidateSchedulingTest, BooleanControlNeedsOneValueType) {
+  auto config = Make(R"cfg(
+    sequence_batching {
+      control_input [ { name: "S" control [ { kind: CONTROL_SEQUENCE_END } ] } ]
+    })cfg");
+  ExpectInvalid(config, {"control input 'S' kind CONTROL_SEQUENCE_END", "exactly one of"});
+}
+
+TEST(ValidateSchedulingTest, CorrIdControlDataType) {
+  auto config = Make(R"cfg(
+    sequence_batching {
+      control_input [
+        { name: "C" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_FP32 } ] }
+      ]
+    })cfg");
+  ExpectInvalid(config, {"CONTROL_SEQUENCE_CORRID", "'data_type'", "TYPE_UINT64"});
+}
+
+TEST(ValidateSchedulingTest, ValidSequenceBatchingConfig) {
+  auto config = Make(R"cfg(
+    sequence_batching {
+      oldest { max_candidate_sequences: 4 }
+      control_input [
+        {
+          name: "START"
+          control [ { kind: CONTROL_SEQUENCE_START bool_false_true: [ false, true ] } ]
+        },
+        { name: "CORRID" control [ { kind: CONTROL_SEQUENCE_CORRID data_type: TYPE_UINT64 } ] }
+      ]
+      state [ { input_name: "SI" output_name: "SO" data_type: TYPE_INT32 dims: [ 1 ] } ]
+    })cfg");
+  EXPECT_TRUE(Validate(config).ok()) << Validate(config).ToString();
+}
+
+TEST(ValidateSchedulingTest, OldestPreferredBatchSizeWithinMax) {
+  auto config = Make("sequence_batching { oldest { preferred_batch_size: [ 9 ] } }");
+  ExpectInvalid(config, {"sequence_batching.oldest", "'preferred_batch_size' 9"});
+}
+
+TEST(ValidateSchedulingTest, DirectSlotUtilizationInRange) {
+  auto config = Make("sequence_batching { direct { minimum_slot_utilization: 1.5 } }");
+  ExpectInvalid(config, {"'minimum_slot_utilization' must be in range [0.0, 1.0]"});
+}
+
+TEST(ValidateSchedulingTest, StateNeedsNames) {
+  auto config = Make("sequence_batching { state [ { data_type: TYPE_INT32 } ] }");
+  ExpectInvalid(config, {"'state' must specify 'input_name' and 'output_name'"});
+}
+
+TEST(ValidateSchedulingTest, EnsembleSchedulingNeedsEnsemblePlatform) {
+  auto config = Make("ensemble_scheduling { step [ { model_name: \"a\" } ] }");
+  ExpectInvalid(config, {"'ensemble_scheduling' cannot be set", "\"ensemble\""});
+}
+
+inference::ModelConfig MakeEnsemble(const std::string& steps) {
+  auto config = ParseModelConfigText(
+      "name: \"m\" platform: \"ensemble\" max_batch_size: 8\n"
+      "input [ { name: \"IN\" data_type: TYPE_FP32 dims: [ 4 ] } ]\n"
+      "output [ { name: \"OUT\" data_type: TYPE_FP32 dims: [ 4 ] } ]\n" +
+          steps,
+      "ensemble.pbtxt");
+  EXPECT_TRUE(config.ok()) << config.status().ToString();
+  NormalizeOptions opts;
+  opts.model_dir_name = "m";
+  EXPECT_TRUE(NormalizeModelConfig(&*config, opts).ok());
+  return *config;
+}
+
+constexpr char kStep[] =
+    "ensemble_scheduling { step [ { model_name: \"a\" model_version: -1 "
+    "input_map { key: \"x\" value: \"IN\" } "
+    "output_map { key: \"y\" value: \"OUT\" } } ] }";
+
+TEST(ValidateSchedulingTest, ValidEnsemble) {
+  auto config = MakeEnsemble(kStep);
+  EXPECT_TRUE(Validate(config).ok()) << Validate(config).ToString();
+}
+
+TEST(ValidateSchedulingTest, EnsemblePlatformNeedsEnsembleScheduling) {
+  ExpectInvalid(MakeEnsemble(""), {"'ensemble_scheduling' must be set"});
+}
+
+TEST(ValidateSchedulingTest, EnsembleNeedsSteps) {
+  ExpectInvalid(MakeEnsemble("ensemble_scheduling {}"), {"ensemble_scheduling", "'step'"});
+}
+
+TEST(ValidateSchedulingTest, EnsembleStepNeedsModelName) {
+  ExpectInvalid(MakeEnsemble("ensemble_scheduling { step [ { input_map { key: \"x\" value: "
+                             "\"IN\" } output_map { key: \"y\" value: \"OUT\" } } ] }"),
+                {"ensemble_scheduling step 0", "'model_name'"});
+}
+
+TEST(ValidateSchedulingTest, EnsembleStepNeedsInputMap) {
+  ExpectInvalid(MakeEnsemble("ensemble_scheduling { step [ { model_name: \"a\" } ] }"),
+                {"ensemble_scheduling step 0", "'input_map'"});
+}
+
+TEST(ValidateSchedulingTest, EnsembleMayNotHaveInstanceGroups) {
+  auto config = MakeEnsemble(kStep);
+  config.add_instance_group()->set_kind(inference::ModelInstanceGroup::KIND_CPU);
+  ExpectInvalid(config, {"'instance_group' must not be specified for an ensemble"});
+}
+
+TEST(ValidateSchedulingTest, EnsembleMayNotHaveWarmup) {
+  auto config = MakeEnsemble(kStep);
+  config.add_model_warmup()->set_name("w");
+  ExpectInvalid(config, {"'model_warmup' must not be specified for an ensemble"});
+}
+
+TEST(ValidateSchedulingTest, EnsembleMayNotHaveBackend) {
+  auto config = MakeEnsemble(kStep);
+  config.set_backend("identity");
+  ExpectInvalid(config, {"empty 'backend'"});
+}
+
+}  // namespace
+}  // namespace nereid::config
