@@ -238,7 +238,9 @@ class OrtBackend final : public backend::Backend {
   explicit OrtBackend(std::shared_ptr<Ort::Env> env) : env_(std::move(env)) {}
 
   backend::BackendInfo Info() const override {
-    return {"onnxruntime", {"onnxruntime_onnx"}, "model.onnx", true};
+    // Triton gives KIND_CPU groups of ONNX Runtime models two instances by default.
+    return {"onnxruntime", {"onnxruntime_onnx"}, "model.onnx", /*supports_auto_complete=*/true,
+            /*default_cpu_instance_count=*/2};
   }
 
   StatusOr<std::string> AutoCompleteConfig(const backend::AutoCompleteOptions& options) override {

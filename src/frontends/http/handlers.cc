@@ -1,0 +1,103 @@
+#include "frontends/http/handlers.h"
+
+#include "core/server/inference_server.h"
+#include "frontends/http/http_server.h"
+#include "frontends/http/infer_handler.h"
+#include "frontends/http/metadata_codec.h"
+#include "frontends/http/status_mapping.h"
+
+namespace nereid {
+namespace {
+
+using Responder = std::shared_ptr<HttpResponder>;
+using Handler = void (*)(InferenceServer* server, const HttpHandlerOptions& options,
+                         HttpRequest& request, const RouteParams& params, Responder responder);
+
+void HandleServerMetadata(InferenceServer* server, const HttpHandlerOptions&, HttpRequest&,
+                          const RouteParams&, Responder responder) {
+  responder->Send(HttpResponse::Json(200, EncodeServerMetadata(server->Metadata())));
+}
+
+void HandleLive(InferenceServer* server, const HttpHandlerOptions&, HttpRequest&,
+                const RouteParams&, Responder responder) {
+  responder->Send(HttpResponse::Empty(server->IsLive() ? 200 : 400));
+}
+
+void HandleReady(InferenceServer* server, const HttpHandlerOptions&, HttpRequest&,
+                 const RouteParams&, Responder responder) {
+  responder->Send(HttpResponse::Empty(server->IsReady() ? 200 : 400));
+}
+
+void HandleModelMetadata(InferenceServer* server, const HttpHandlerOptions&, HttpRequest&,
+                         const RouteParams& p, Responder responder) {
+  StatusOr<ModelMetadata> metadata = server->GetModelMetadata(p.model, p.version);
+  if (!metadata.ok()) return responder->Send(ErrorResponse(metadata.status()));
+  responder->Send(HttpResponse::Json(200, EncodeModelMetadata(*metadata)));
+}
+
+void HandleModelReady(InferenceServer* server, const HttpHandlerOptions&, HttpRequest&,
+                      const RouteParams& p, Responder responder) {
+  StatusOr<bool> ready = server->ModelIsReady(p.model, p.version);
+  if (!ready.ok()) return responder->Send(ErrorResponse(ready.status()));
+  if (!*ready) return responder->Send(ErrorResponse(400, "Model version not ready"));
+  responder->Send(HttpResponse::Empty(200));
+}
+
+void HandleModelConfig(InferenceServer* server, const HttpHandlerOptions&, HttpRequest&,
+                       const RouteParams& p, Responder responder) {
+  StatusOr<std::shared_ptr<const std::string>> json =
+      server->GetModelConfigJson(p.model, p.version);
+  if (!json.ok()) return responder->Send(ErrorResponse(json.status()));
+  HttpResponse r = HttpResponse::Empty(200);
+  r.headers.Add("Content-Type", "application/json");
+  r.body.AppendView(**json);  // rendered once at load; shared, not copied
+  r.body.KeepAlive(std::move(*json));
+  responder->Send(std::move(r));
+}
+
+struct Route {
+  unsigned methods;
+  std::string_view pattern;
+  Handler handler;
+};
+
+// One line per endpoint; order matters only between overlapping patterns (first match wins).
+constexpr Route kRoutes[] = {
+    {kHttpPost, "/v2/models/{model}[/versions/{version}]/infer", &HandleInfer},  // hot path first
+    {kHttpGet, "/v2", &HandleServerMetadata},
+    {kHttpGet, "/v2/health/live", &HandleLive},
+    {kHttpGet, "/v2/health/ready", &HandleReady},
+    {kHttpGet, "/v2/models/{model}[/versions/{version}]", &HandleModelMetadata},
+    {kHttpGet, "/v2/models/{model}[/versions/{version}]/ready", &HandleModelReady},
+    {kHttpGet, "/v2/models/{model}[/versions/{version}]/config", &HandleModelConfig},
+};
+
+}  // namespace
+
+Status RegisterTritonRoutes(InferenceServer* server, const HttpHandlerOptions& options,
+                            HttpRouter* router) {
+  for (const Route& route : kRoutes) {
+    NEREID_RETURN_IF_ERROR(
+        router->Add(route.methods, route.pattern,
+                    [server, options, handler = route.handler](
+                        HttpRequest& request, const RouteParams& p, Responder responder) {
+                      handler(server, options, request, p, std::move(responder));
+                    }));
+  }
+  return Status::Ok();
+}
+
+// Defined here rather than in http_server.cc so the transport knows nothing of the core.
+StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerOptions& options,
+                                                         InferenceServer* server) {
+  auto router = std::make_shared<HttpRouter>();
+  HttpHandlerOptions handler_options;
+  handler_options.max_input_size = options.max_input_size;
+  NEREID_RETURN_IF_ERROR(RegisterTritonRoutes(server, handler_options, router.get()));
+  NEREID_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> http,
+                          Create(options, std::shared_ptr<const HttpRouter>(std::move(router))));
+  NEREID_RETURN_IF_ERROR(http->Start());
+  return http;
+}
+
+}  // namespace nereid

@@ -1,0 +1,31 @@
+// Triton's KServe v2 HTTP endpoints bound to the InferenceServer facade:
+//   GET  /v2                                          server metadata
+//   GET  /v2/health/live | /v2/health/ready           200 or 400, empty body
+//   GET  /v2/models/{m}[/versions/{v}]                model metadata
+//   GET  /v2/models/{m}[/versions/{v}]/ready          200, or 400 {"error":"Model version not
+//   ready"} GET  /v2/models/{m}[/versions/{v}]/config         the configuration JSON as rendered by
+//   the core POST /v2/models/{m}[/versions/{v}]/infer          inference (infer_handler.h)
+// Extension routes (statistics, repository, shared memory, trace, logging, generate) answer 404
+// until registered here, one Add() each.
+//
+// Thread-safety: handlers run concurrently on I/O threads; they only call the thread-safe
+// facade. Lifetime: `server` must outlive the router and every HttpServer using it.
+#pragma once
+
+#include <cstddef>
+
+#include "frontends/http/router.h"
+#include "nereid/status.h"
+
+namespace nereid {
+
+class InferenceServer;
+
+struct HttpHandlerOptions {
+  size_t max_input_size = 64 * 1024 * 1024;  // applies to decompressed request bodies
+};
+
+Status RegisterTritonRoutes(InferenceServer* server, const HttpHandlerOptions& options,
+                            HttpRouter* router);
+
+}  // namespace nereid

@@ -1,0 +1,81 @@
+// HttpServer: HTTP/1.1 over TCP on one event loop (Boost.Asio io_context) run by N threads; each
+// connection is served on its own strand. Keep-alive, pipelining (requests are read ahead and
+// answered in order), `Connection: close`, `Expect: 100-continue`, a body limit (also for
+// chunked bodies, capped at 65 536 chunks) and graceful shutdown. Handlers never run
+// concurrently for one connection and must not block: they answer later through their
+// HttpResponder from any thread.
+//
+// Usage (src/app/main.cc):
+//   auto http = HttpServer::Create(options, inference_server);   // Triton's routes, started
+//   ... http->port() ...
+//   http->StopAccepting();            // at shutdown: no new connections
+//   inference_server->Stop();         // in-flight inferences finish and post their replies
+//   http->Stop(timeout);              // replies are written, connections closed
+// or, with your own handler: Create(options, handler) -> Start() -> Stop().
+//
+// Thread-safety: Create/Start/StopAccepting/Stop/destructor from one controlling thread;
+// port() from any thread. Every method but the destructor is safe to call after Stop().
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "frontends/http/http_types.h"
+#include "nereid/status.h"
+
+namespace nereid {
+
+class HttpRouter;
+class InferenceServer;
+
+struct HttpServerOptions {
+  std::string address = "0.0.0.0";  // IPv4, IPv6 ("::1", "[::1]", Triton's "ipv6:[::1]") or a name
+  int port = 8000;                  // 0 binds an ephemeral port: see port()
+  int thread_count = 8;             // threads running the event loop
+  size_t max_input_size = 64 * 1024 * 1024;  // request body limit, also after decompression
+  bool reuse_port = false;                   // SO_REUSEPORT
+  size_t max_header_size = 64 * 1024;
+  uint64_t max_chunks = 65536;      // chunked transfer-encoding: more chunks than this answers 400
+  int max_pipelined_requests = 16;  // per connection, being handled or waiting to be written
+};
+
+class HttpServer {
+ public:
+  // Binds and listens (so port() is known and a busy port fails here) but does not serve until
+  // Start(). `handler` is called on I/O threads for every complete request.
+  static StatusOr<std::unique_ptr<HttpServer>> Create(const HttpServerOptions& options,
+                                                      HttpHandler handler);
+  // Same, dispatching through `router`, which must outlive the server.
+  static StatusOr<std::unique_ptr<HttpServer>> Create(const HttpServerOptions& options,
+                                                      std::shared_ptr<const HttpRouter> router);
+  // Triton's KServe v2 routes bound to `server` (handlers.h), already started. `server` must
+  // outlive this object; inference replies arriving after Stop() are dropped.
+  static StatusOr<std::unique_ptr<HttpServer>> Create(const HttpServerOptions& options,
+                                                      InferenceServer* server);
+
+  ~HttpServer();  // Stop(0) if still running
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  Status Start();
+  int port() const;  // the bound port (useful with port 0)
+
+  // Closes the listening socket; connections already open keep being served.
+  void StopAccepting();
+
+  // Stops accepting, closes idle connections, lets requests in flight be answered and written,
+  // then closes their connections. After `timeout` whatever is left is closed and its replies
+  // dropped. Returns true when everything drained in time. Joins the I/O threads.
+  bool Stop(std::chrono::milliseconds timeout);
+
+  struct Impl;  // defined in http_server.cc, the only file that sees Boost
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nereid

@@ -1,0 +1,391 @@
+// HttpServer over real sockets on 127.0.0.1 (ephemeral ports), driven by a plain POSIX client.
+#include "frontends/http/http_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "frontends/http/status_mapping.h"
+
+namespace nereid {
+namespace {
+
+struct Reply {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+};
+
+// A blocking HTTP/1.1 client over one TCP connection; every read times out after 5 s.
+class Client {
+ public:
+  explicit Client(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    timeval tv{5, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  ~Client() { close(fd_); }
+
+  bool connected() const { return connected_; }
+
+  void Send(std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+
+  // Reads one response; status 0 when the connection ended first.
+  Reply Read() {
+    Reply r;
+    size_t end;
+    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
+      if (!Fill()) return r;
+    }
+    const std::string head = buf_.substr(0, end);
+    buf_.erase(0, end + 4);
+    r.status = std::stoi(head.substr(9, 3));
+    size_t pos = head.find("\r\n");
+    while (pos != std::string::npos && pos + 2 < head.size()) {
+      const size_t next = head.find("\r\n", pos + 2);
+      const std::string line =
+          head.substr(pos + 2, next == std::string::npos ? next : next - pos - 2);
+      const size_t colon = line.find(':');
+      std::string name = line.substr(0, colon);
+      for (char& c : name) c = static_cast<char>(std::tolower(c));
+      r.headers[name] = line.substr(colon + 2);
+      pos = next;
+    }
+    const size_t length =
+        r.headers.count("content-length") ? std::stoul(r.headers["content-length"]) : 0;
+    while (buf_.size() < length) {
+      if (!Fill()) return Reply{};
+    }
+    r.body = buf_.substr(0, length);
+    buf_.erase(0, length);
+    return r;
+  }
+
+  // True when the server closed the connection (EOF) with nothing more to read.
+  bool ClosedByServer() { return buf_.empty() && !Fill(); }
+
+ private:
+  bool Fill() {
+    char tmp[65536];
+    const ssize_t n = recv(fd_, tmp, sizeof(tmp), 0);
+    if (n <= 0) return false;
+    buf_.append(tmp, static_cast<size_t>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string buf_;
+};
+
+std::string Get(std::string_view path, std::string_view extra = "") {
+  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: x\r\n" + std::string(extra) + "\r\n";
+}
+
+std::string Post(std::string_view path, std::string_view body, std::string_view extra = "") {
+  return "POST " + std::string(path) +
+         " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+         std::string(extra) + "\r\n" + std::string(body);
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void StartServer(HttpHandler handler, HttpServerOptions options = {}) {
+    options.address = "127.0.0.1";
+    options.port = 0;
+    options.thread_count = 2;
+    auto created = HttpServer::Create(options, std::move(handler));
+    ASSERT_TRUE(created.ok()) << created.status().message();
+    server_ = std::move(created).value();
+    ASSERT_TRUE(server_->Start().ok());
+    ASSERT_GT(server_->port(), 0);
+  }
+
+  // Echoes method, path and body; answers after `delay_ms` from another thread when set by
+  // the "delay" header.
+  static void Echo(HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
+    std::string text =
+        std::string(HttpMethodName(r.method)) + " " + std::string(r.Path()) + " " + *r.body;
+    const std::string* delay = r.headers.Find("x-delay-ms");
+    if (delay == nullptr) {
+      HttpResponse resp = HttpResponse::Empty(200);
+      resp.headers.Add("Content-Type", "text/plain");
+      resp.body.Append(std::move(text));
+      return responder->Send(std::move(resp));
+    }
+    std::thread([responder, text, ms = std::stoi(*delay)] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      responder->SendDeferred([text] {
+        HttpResponse resp = HttpResponse::Empty(200);
+        resp.body.Append(text);
+        return resp;
+      });
+    }).detach();
+  }
+
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(HttpServerTest, KeepAliveServesSeveralRequests) {
+  StartServer(Echo);
+  Client c(server_->port());
+  ASSERT_TRUE(c.connected());
+  c.Send(Get("/a?q=1"));
+  Reply r = c.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "GET /a ");
+  EXPECT_EQ(r.headers["content-type"], "text/plain");
+  EXPECT_EQ(r.headers.count("connection"), 0u);
+  c.Send(Post("/b", "hello"));
+  r = c.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "POST /b hello");
+}
+
+TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {
+  StartServer(Echo);
+  Client c(server_->port());
+  // The first answer is the slowest; order must still hold.
+  c.Send(Post("/1", "a", "x-delay-ms: 200\r\n") + Post("/2", "b", "x-delay-ms: 50\r\n") +
+         Get("/3"));
+  EXPECT_EQ(c.Read().body, "POST /1 a");
+  EXPECT_EQ(c.Read().body, "POST /2 b");
+  EXPECT_EQ(c.Read().body, "GET /3 ");
+}
+
+TEST_F(HttpServerTest, ConnectionCloseIsHonoured) {
+  StartServer(Echo);
+  Client c(server_->port());
+  c.Send(Get("/x", "Connection: close\r\n") + Get("/ignored"));
+  Reply r = c.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["connection"], "close");
+  EXPECT_TRUE(c.ClosedByServer());
+}
+
+TEST_F(HttpServerTest, Http10ClosesUnlessKeepAlive) {
+  StartServer(Echo);
+  Client c(server_->port());
+  c.Send("GET /old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+  Reply r = c.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["connection"], "keep-alive");
+  c.Send("GET /old HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 200);
+  EXPECT_TRUE(c.ClosedByServer());
+}
+
+TEST_F(HttpServerTest, BodyOverTheLimitIs400) {
+  HttpServerOptions options;
+  options.max_input_size = 1000;
+  StartServer(Echo, options);
+  Client c(server_->port());
+  c.Send(Post("/big", std::string(1001, 'x')));
+  Reply r = c.Read();
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("1000"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.rfind(R"({"error":")", 0), 0u) << r.body;
+  EXPECT_TRUE(c.ClosedByServer());
+  Client ok(server_->port());
+  ok.Send(Post("/fits", std::string(1000, 'y')));
+  EXPECT_EQ(ok.Read().status, 200);
+}
+
+TEST_F(HttpServerTest, LargeBodyRejectedByContentLengthStillGetsTheReply) {
+  HttpServerOptions options;
+  options.max_input_size = 1000;
+  StartServer(Echo, options);
+  Client c(server_->port());
+  // The server answers as soon as it sees Content-Length, then discards the rest of the upload
+  // instead of resetting the connection under the client's feet.
+  c.Send(Post("/big", std::string(512 * 1024, 'x')));
+  Reply r = c.Read();
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.headers["connection"], "close");
+}
+
+std::string Chunked(int chunks) {
+  std::string s = "POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < chunks; ++i) s += "1\r\nA\r\n";
+  return s + "0\r\n\r\n";
+}
+
+TEST_F(HttpServerTest, ChunkedBodiesAndTheChunkCap) {
+  HttpServerOptions options;
+  options.max_chunks = 100;
+  StartServer(Echo, options);
+  Client c(server_->port());
+  c.Send(Chunked(100));
+  Reply r = c.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "POST /c " + std::string(100, 'A'));
+  Client over(server_->port());
+  over.Send(Chunked(101));
+  r = over.Read();
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("chunks"), std::string::npos) << r.body;
+}
+
+TEST_F(HttpServerTest, DefaultChunkCapIs65536) {
+  EXPECT_EQ(HttpServerOptions{}.max_chunks, 65536u);
+  StartServer(Echo);
+  Client c(server_->port());
+  c.Send(Chunked(65537));
+  EXPECT_EQ(c.Read().status, 400);
+}
+
+TEST_F(HttpServerTest, ExpectContinue) {
+  StartServer(Echo);
+  Client c(server_->port());
+  c.Send("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n");
+  Reply interim = c.Read();
+  EXPECT_EQ(interim.status, 100);
+  c.Send("abc");
+  EXPECT_EQ(c.Read().body, "POST /e abc");
+}
+
+TEST_F(HttpServerTest, MalformedRequestIs400) {
+  StartServer(Echo);
+  Client c(server_->port());
+  c.Send("THIS IS NOT HTTP\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 400);
+}
+
+TEST_F(HttpServerTest, ForgottenResponderAnswers500) {
+  StartServer([](HttpRequest&, std::shared_ptr<HttpResponder>) {});
+  Client c(server_->port());
+  c.Send(Get("/forgotten"));
+  EXPECT_EQ(c.Read().status, 500);
+}
+
+TEST_F(HttpServerTest, HandlerExceptionAnswers500) {
+  StartServer([](HttpRequest&, std::shared_ptr<HttpResponder>) { throw std::runtime_error("x"); });
+  Client c(server_->port());
+  c.Send(Get("/throw"));
+  EXPECT_EQ(c.Read().status, 500);
+}
+
+TEST_F(HttpServerTest, StopLetsRequestsInFlightFinish) {
+  std::promise<std::shared_ptr<HttpResponder>> held;
+  StartServer([&held](HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
+    if (r.Path() == "/warm") return responder->Send(HttpResponse::Empty(200));
+    held.set_value(std::move(responder));
+  });
+  Client busy(server_->port());
+  Client idle(server_->port());
+  idle.Send(Get("/warm"));
+  EXPECT_EQ(idle.Read().status, 200);
+  busy.Send(Get("/slow"));
+  std::shared_ptr<HttpResponder> responder = held.get_future().get();
+  std::future<bool> stopped =
+      std::async(std::launch::async, [this] { return server_->Stop(std::chrono::seconds(10)); });
+  // Stopping closes idle connections at once and refuses new ones...
+  EXPECT_TRUE(idle.ClosedByServer());
+  EXPECT_EQ(stopped.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  // ...and waits for the request in flight, which is still written.
+  responder->Send(HttpResponse::Json(200, "{}"));
+  responder.reset();
+  Reply r = busy.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "{}");
+  EXPECT_EQ(r.headers["connection"], "close");
+  EXPECT_TRUE(stopped.get());
+  EXPECT_TRUE(busy.ClosedByServer());
+}
+
+TEST_F(HttpServerTest, StopTimesOutAndLateRepliesAreDropped) {
+  std::shared_ptr<HttpResponder> held;
+  std::mutex mu;
+  StartServer([&](HttpRequest&, std::shared_ptr<HttpResponder> responder) {
+    std::lock_guard<std::mutex> lock(mu);
+    held = std::move(responder);
+  });
+  Client c(server_->port());
+  c.Send(Get("/never"));
+  for (int i = 0; i < 500; ++i) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (held) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_FALSE(server_->Stop(std::chrono::milliseconds(50)));
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_NE(held, nullptr);
+  held->Send(HttpResponse::Empty(200));  // after the loop is gone: silently dropped
+  held.reset();
+  server_.reset();
+}
+
+TEST_F(HttpServerTest, StopWithIdleKeepAliveConnectionIsPrompt) {
+  StartServer(Echo);
+  Client c(server_->port());
+  c.Send(Get("/x"));
+  EXPECT_EQ(c.Read().status, 200);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(server_->Stop(std::chrono::seconds(10)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_TRUE(c.ClosedByServer());
+  Client refused(server_->port());
+  EXPECT_FALSE(refused.connected());
+}
+
+TEST_F(HttpServerTest, BusyPortFailsCreate) {
+  StartServer(Echo);
+  HttpServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = server_->port();
+  auto second = HttpServer::Create(options, Echo);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(HttpServerTest, TritonIpv6AddressForm) {
+  HttpServerOptions options;
+  options.address = "ipv6:[::1]";
+  options.port = 0;
+  auto created = HttpServer::Create(options, Echo);
+  if (!created.ok()) GTEST_SKIP() << "no IPv6 loopback: " << created.status().message();
+  EXPECT_GT((*created)->port(), 0);
+  EXPECT_TRUE((*created)->Start().ok());
+  EXPECT_TRUE((*created)->Stop(std::chrono::seconds(1)));
+}
+
+TEST_F(HttpServerTest, ManyConcurrentClients) {
+  StartServer(Echo);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      Client c(server_->port());
+      for (int i = 0; i < 50; ++i) {
+        const std::string body = std::to_string(t) + "-" + std::to_string(i);
+        c.Send(Post("/p", body));
+        if (c.Read().body == "POST /p " + body) ++ok;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 400);
+}
+
+}  // namespace
+}  // namespace nereid

@@ -1,0 +1,99 @@
+#include "frontends/http/http_types.h"
+
+namespace nereid {
+
+std::string_view HttpMethodName(HttpMethod method) {
+  switch (method) {
+    case HttpMethod::kGet:
+      return "GET";
+    case HttpMethod::kHead:
+      return "HEAD";
+    case HttpMethod::kPost:
+      return "POST";
+    case HttpMethod::kPut:
+      return "PUT";
+    case HttpMethod::kDelete:
+      return "DELETE";
+    case HttpMethod::kPatch:
+      return "PATCH";
+    case HttpMethod::kOptions:
+      return "OPTIONS";
+    case HttpMethod::kOther:
+      return "OTHER";
+  }
+  return "OTHER";
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i];
+    char y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+const std::string* HttpHeaders::Find(std::string_view name) const {
+  for (const auto& [k, v] : entries_) {
+    if (EqualsIgnoreCase(k, name)) return &v;
+  }
+  return nullptr;
+}
+
+void HttpHeaders::Set(std::string_view name, std::string value) {
+  std::erase_if(entries_, [name](const auto& e) { return EqualsIgnoreCase(e.first, name); });
+  entries_.emplace_back(std::string(name), std::move(value));
+}
+
+std::string_view HttpRequest::Path() const {
+  const std::string_view t(target);
+  return t.substr(0, t.find('?'));
+}
+
+std::string_view HttpRequest::Query() const {
+  const std::string_view t(target);
+  const size_t q = t.find('?');
+  return q == std::string_view::npos ? std::string_view() : t.substr(q + 1);
+}
+
+void HttpBody::Append(std::string chunk) {
+  size_ += chunk.size();
+  segments_.push_back(Segment{std::move(chunk), {}, false});
+}
+
+void HttpBody::AppendView(std::string_view view) {
+  size_ += view.size();
+  segments_.push_back(Segment{{}, view, true});
+}
+
+std::string HttpBody::Flatten() const {
+  std::string out;
+  out.reserve(size_);
+  ForEachBuffer([&out](std::string_view v) { out.append(v); });
+  return out;
+}
+
+void HttpBody::Clear() {
+  segments_.clear();
+  owners_.clear();
+  size_ = 0;
+}
+
+HttpResponse HttpResponse::Empty(int status) {
+  HttpResponse r;
+  r.status = status;
+  return r;
+}
+
+HttpResponse HttpResponse::Json(int status, std::string json) {
+  HttpResponse r;
+  r.status = status;
+  r.headers.Add("Content-Type", "application/json");
+  r.body.Append(std::move(json));
+  return r;
+}
+
+}  // namespace nereid

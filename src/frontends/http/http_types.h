@@ -1,0 +1,126 @@
+// The project's own HTTP interface: what handlers see of a request and how they answer it. Only
+// http_server.cc knows the wire library (Boost.Beast) behind these types.
+//
+// Ownership: an HttpRequest is owned by the connection and lent to the handler for the duration of
+// the call; its body is a shared buffer the handler may keep (inference inputs view into it). An
+// HttpResponder is shared: the handler keeps it as long as it needs and answers exactly once, from
+// any thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nereid {
+
+enum class HttpMethod : unsigned char {
+  kGet,
+  kHead,
+  kPost,
+  kPut,
+  kDelete,
+  kPatch,
+  kOptions,
+  kOther
+};
+
+std::string_view HttpMethodName(HttpMethod method);
+
+// Header fields in arrival order; names compare case-insensitively. Not thread-safe.
+class HttpHeaders {
+ public:
+  void Add(std::string name, std::string value) {
+    entries_.emplace_back(std::move(name), std::move(value));
+  }
+  // The value of the first field called `name`, or nullptr.
+  const std::string* Find(std::string_view name) const;
+  // Replaces every field called `name` with one field.
+  void Set(std::string_view name, std::string value);
+  size_t size() const { return entries_.size(); }
+  auto begin() const { return entries_.begin(); }
+  auto end() const { return entries_.end(); }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> entries_;
+};
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+struct HttpRequest {
+  HttpMethod method = HttpMethod::kGet;
+  std::string target;  // request-target as received: path plus optional "?query"
+  HttpHeaders headers;
+  // The whole (de-chunked) body; never null. Shared so inference inputs can view into it.
+  std::shared_ptr<std::string> body = std::make_shared<std::string>();
+
+  std::string_view Path() const;
+  std::string_view Query() const;  // without the '?'; empty when absent
+};
+
+// A response body as a list of buffers written back to back with one gather write. Owned chunks
+// live in the body; borrowed views must stay valid until the write completes, which the owners
+// registered with KeepAlive guarantee. Not thread-safe.
+class HttpBody {
+ public:
+  void Append(std::string chunk);
+  void AppendView(std::string_view view);
+  void KeepAlive(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  // Calls fn(std::string_view) for each non-empty buffer in order. The views are valid while the
+  // body is neither modified nor destroyed.
+  template <typename Fn>
+  void ForEachBuffer(Fn&& fn) const {
+    for (const Segment& s : segments_) {
+      const std::string_view v = s.borrowed ? s.view : std::string_view(s.owned);
+      if (!v.empty()) fn(v);
+    }
+  }
+  std::string Flatten() const;
+  void Clear();
+
+ private:
+  struct Segment {
+    std::string owned;
+    std::string_view view;
+    bool borrowed = false;
+  };
+  std::vector<Segment> segments_;
+  std::vector<std::shared_ptr<const void>> owners_;
+  size_t size_ = 0;
+};
+
+struct HttpResponse {
+  int status = 200;
+  // Content-Length and Connection are written by the server; everything else comes from here.
+  HttpHeaders headers;
+  HttpBody body;
+  bool close_connection = false;  // close after this response is written
+
+  static HttpResponse Empty(int status);
+  static HttpResponse Json(int status, std::string json);
+};
+
+// Answers one request. Exactly one of Send / SendDeferred must be called, once, from any thread;
+// neither blocks. When the connection is already gone the response is dropped. A responder
+// destroyed without answering sends 500 so a forgotten request cannot hang its connection.
+class HttpResponder {
+ public:
+  virtual ~HttpResponder() = default;
+  virtual void Send(HttpResponse&& response) = 0;
+  // Runs `make` on the connection's I/O thread and writes what it returns: for responses whose
+  // serialization should not run on the caller's thread (e.g. an inference executor).
+  virtual void SendDeferred(std::function<HttpResponse()> make) = 0;
+};
+
+// Called on an I/O thread for each complete request. Must not block: slow work is started
+// asynchronously and answered later through the responder.
+using HttpHandler =
+    std::function<void(HttpRequest& request, std::shared_ptr<HttpResponder> responder)>;
+
+}  // namespace nereid

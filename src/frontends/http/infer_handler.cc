@@ -1,0 +1,106 @@
+#include "frontends/http/infer_handler.h"
+
+#include "common/logging.h"
+#include "core/server/inference_server.h"
+#include "frontends/http/binary_data_codec.h"
+#include "frontends/http/compression.h"
+#include "frontends/http/json_request_codec.h"
+#include "frontends/http/json_response_codec.h"
+#include "frontends/http/status_mapping.h"
+#include "model_config.pb.h"
+
+namespace nereid {
+namespace {
+
+// The request body after Content-Encoding, under the same size limit as a plain body.
+StatusOr<std::shared_ptr<const std::string>> DecodedBody(const HttpRequest& request,
+                                                         size_t max_input_size) {
+  NEREID_ASSIGN_OR_RETURN(ContentCoding coding,
+                          ParseContentEncoding(request.headers.Find("Content-Encoding")));
+  if (coding == ContentCoding::kIdentity) return std::shared_ptr<const std::string>(request.body);
+  NEREID_ASSIGN_OR_RETURN(std::shared_ptr<std::string> inflated,
+                          Decompress(coding, *request.body, max_input_size));
+  return std::shared_ptr<const std::string>(std::move(inflated));
+}
+
+RawInputSpec RawSpecFromConfig(const std::string& model, const inference::ModelConfig& config) {
+  RawInputSpec spec;
+  spec.model_name = model;
+  spec.input_count = config.input_size();
+  spec.batching = config.max_batch_size() > 0;
+  if (config.input_size() > 0) {
+    const inference::ModelInput& in = config.input(0);
+    spec.name = in.name();
+    // DataType is numbered as inference.DataType (nereid/data_type.h).
+    spec.data_type = static_cast<DataType>(in.data_type());
+    spec.dims.assign(in.dims().begin(), in.dims().end());
+  }
+  return spec;
+}
+
+StatusOr<DecodedInferRequest> Decode(InferenceServer* server, const HttpRequest& request,
+                                     const RouteParams& p, size_t max_input_size) {
+  NEREID_ASSIGN_OR_RETURN(std::shared_ptr<const std::string> body,
+                          DecodedBody(request, max_input_size));
+  size_t header_length = body->size();
+  const std::string* header = request.headers.Find(kInferHeaderContentLengthHeader);
+  if (header != nullptr) {
+    NEREID_ASSIGN_OR_RETURN(header_length, ParseInferenceHeaderLength(*header, body->size()));
+  }
+  NEREID_ASSIGN_OR_RETURN(std::shared_ptr<const inference::ModelConfig> config,
+                          server->GetModelConfig(p.model, p.version));
+  if (config->model_transaction_policy().decoupled()) {
+    return Unsupported("HTTP end point doesn't support models with decoupled transaction policy");
+  }
+  if (header == nullptr || header_length != 0) {
+    return DecodeInferRequest(std::move(body), header_length, p.model, p.version);
+  }
+  NEREID_ASSIGN_OR_RETURN(
+      ParsedInferHeader raw,
+      DecodeRawInferRequest(std::move(body), RawSpecFromConfig(p.model, *config)));
+  raw.request->model_name = p.model;
+  raw.request->model_version = p.version;
+  return DecodedInferRequest{std::move(raw.request), raw.binary_output_default};
+}
+
+HttpResponse InferFailed(const std::string& id, const Status& status) {
+  LOG_VERBOSE(1, "[request id: {}] Infer failed: {}", id.empty() ? "<id_unknown>" : id,
+              status.message());
+  return ErrorResponse(status);
+}
+
+}  // namespace
+
+void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, HttpRequest& request,
+                 const RouteParams& params, std::shared_ptr<HttpResponder> responder) {
+  StatusOr<DecodedInferRequest> decoded = Decode(server, request, params, options.max_input_size);
+  if (!decoded.ok()) {
+    HttpResponse r = InferFailed("", decoded.status());
+    if (decoded.status().code() == StatusCode::kUnsupported &&
+        request.headers.Find("Content-Encoding") != nullptr) {
+      r.headers.Add("Accept-Encoding", "gzip, deflate");
+    }
+    return responder->Send(std::move(r));
+  }
+  const ContentCoding reply_coding = ChooseResponseCoding(request.headers.Find("Accept-Encoding"));
+  const bool binary_default = decoded->binary_output_default;
+  std::string id = decoded->request->id;
+  server->InferAsync(
+      std::move(decoded->request), [responder, reply_coding, binary_default, id = std::move(id)](
+                                       StatusOr<std::unique_ptr<InferenceResponse>> result) {
+        // Runs on an executor thread (or here, for early errors): hand the result to the
+        // connection's I/O thread and serialize it there.
+        auto shared =
+            std::make_shared<StatusOr<std::unique_ptr<InferenceResponse>>>(std::move(result));
+        responder->SendDeferred([shared, reply_coding, binary_default, id]() -> HttpResponse {
+          if (!shared->ok()) return InferFailed(id, shared->status());
+          std::shared_ptr<const InferenceResponse> response = std::move(**shared);
+          StatusOr<HttpResponse> http = EncodeInferResponse(std::move(response), binary_default);
+          if (!http.ok()) return InferFailed(id, http.status());
+          CompressResponse(reply_coding, &*http);
+          return std::move(*http);
+        });
+      });
+}
+
+}  // namespace nereid

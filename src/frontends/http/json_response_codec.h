@@ -1,0 +1,29 @@
+// InferenceResponse -> Triton's HTTP inference response: a JSON header, followed, for outputs
+// returned in binary, by their bytes in output order (binary tensor data extension, seed 001).
+// Stateless functions; thread-safe.
+#pragma once
+
+#include <memory>
+
+#include "core/request/inference_request.h"
+#include "frontends/http/http_types.h"
+#include "nereid/status.h"
+
+namespace nereid {
+
+// True when `output` is to be returned as binary data: its RequestedOutput's `binary_data`
+// parameter when the request gave one, else `binary_output_default`.
+bool IsBinaryOutput(const InferenceResponse& response, const InferOutput& output,
+                    bool binary_output_default);
+
+// Builds the 200 response. The JSON is
+//   {"id"?,"model_name","model_version":"<v>","parameters"?,"outputs":[...]}
+// with each output either {"name","datatype","shape","data":[...]} or, when binary,
+// {"name","datatype","shape","parameters":{"binary_data_size":N}}. Binary bytes are not copied:
+// the body views InferOutput::data and keeps `response` alive until written. With binary bytes
+// the response is application/octet-stream with Inference-Header-Content-Length set to the JSON
+// length, otherwise application/json. Internal when an output's data does not match its shape.
+StatusOr<HttpResponse> EncodeInferResponse(std::shared_ptr<const InferenceResponse> response,
+                                           bool binary_output_default);
+
+}  // namespace nereid
