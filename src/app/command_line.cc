@@ -69,8 +69,11 @@ struct RawFlags {
 
 void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   ServerOptions& s = o.server;
+  // Repeatable options take one value per occurrence; a bare word after one is a positional
+  // argument, which Triton rejects.
   app.add_option("--model-repository,--model-store", s.model_repositories,
-                 "Path to a model repository (repeatable)");
+                 "Path to a model repository (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("--id", s.server_id, "Server identifier reported in server metadata");
   app.add_option("--strict-readiness", s.strict_readiness,
                  "Ready only when every model version is ready");
@@ -86,9 +89,11 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   app.add_option("--model-config-name", s.model_config_name,
                  "Use <model>/configs/<name>.pbtxt when present");
   app.add_option("--backend-directory", s.backend_directory, "Folder of backend plugins");
-  app.add_option("--backend-config", raw.backend_config, "<backend>,<setting>=<value>");
+  app.add_option("--backend-config", raw.backend_config, "<backend>,<setting>=<value>")
+      ->allow_extra_args(false);
   app.add_option("--model-control-mode", raw.control_mode, "none, poll or explicit");
-  app.add_option("--load-model", raw.load_model, "Model to load at start (explicit mode)");
+  app.add_option("--load-model", raw.load_model, "Model to load at start (explicit mode)")
+      ->allow_extra_args(false);
   app.add_option("--allow-http", o.http.allow, "Serve HTTP/REST");
   app.add_option("--http-port", o.http.port, "HTTP port")->check(CLI::Range(0, 65535));
   app.add_option("--http-address", o.http.address, "HTTP bind address");

@@ -68,7 +68,8 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
 }
 
 void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
-                         std::unique_ptr<InferenceRequest>&& request, InferCallback done) {
+                         std::unique_ptr<InferenceRequest>&& request, InferCallback done,
+                         bool allow_inline) {
   auto batch = ValidateRequest(self->info_, *request);
   if (!batch.ok()) {
     done(batch.status());
@@ -82,7 +83,7 @@ void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
                  StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
     done(std::move(result));
   };
-  self->scheduler_->Enqueue(std::move(job));
+  self->scheduler_->Enqueue(std::move(job), allow_inline);
 }
 
 }  // namespace nereid

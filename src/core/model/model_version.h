@@ -41,9 +41,10 @@ class ModelVersion {
   const std::shared_ptr<const std::string>& config_json() const { return config_json_; }
 
   // Validates and schedules. `done` runs exactly once. `self` keeps the version alive until the
-  // request completes.
+  // request completes. With allow_inline the request may run on the calling thread.
   static void Infer(const std::shared_ptr<ModelVersion>& self,
-                    std::unique_ptr<InferenceRequest>&& request, InferCallback done);
+                    std::unique_ptr<InferenceRequest>&& request, InferCallback done,
+                    bool allow_inline);
 
  private:
   ModelVersion() = default;

@@ -6,28 +6,46 @@ namespace nereid {
 
 DefaultScheduler::DefaultScheduler(const ModelInfo* model,
                                    std::vector<std::unique_ptr<backend::ModelInstance>>&& instances)
-    : model_(model), instances_(std::move(instances)) {
+    : model_(model), instances_(std::move(instances)), busy_(instances_.size(), 0) {
   threads_.reserve(instances_.size());
-  for (auto& instance : instances_) {
-    threads_.emplace_back([this, inst = instance.get()] { ExecutorLoop(inst); });
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    threads_.emplace_back([this, i] { ExecutorLoop(i); });
   }
 }
 
 DefaultScheduler::~DefaultScheduler() { Stop(); }
 
-void DefaultScheduler::Enqueue(SchedulerJob&& job) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!stopping_) {
-      queue_.push_back(std::move(job));
-      job.done = nullptr;
-    }
-  }
-  if (job.done) {
+void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) {
+    lock.unlock();
     job.done(Unavailable("model '" + model_->name + "' is unloading"));
     return;
   }
-  cv_.notify_one();
+  if (allow_inline && queue_.empty()) {
+    for (size_t i = 0; i < busy_.size(); ++i) {
+      if (busy_[i]) continue;
+      busy_[i] = 1;
+      lock.unlock();
+      Run(i, job);
+      lock.lock();
+      busy_[i] = 0;
+      const bool waiting = !queue_.empty();
+      lock.unlock();
+      if (waiting) cv_.notify_all();  // jobs queued meanwhile may wait for this instance
+      return;
+    }
+  }
+  queue_.push_back(std::move(job));
+  lock.unlock();
+  // Every executor re-checks its own instance; with inline runs a plain notify_one could wake
+  // the executor of a busy instance and leave the job waiting.
+  cv_.notify_all();
+}
+
+void DefaultScheduler::Run(size_t index, SchedulerJob& job) {
+  auto result = RunOnInstance(*instances_[index], *model_, std::move(job.request), job.batch_size);
+  job.done(std::move(result));
 }
 
 void DefaultScheduler::Stop() {
@@ -52,18 +70,19 @@ bool DefaultScheduler::IsExecutorThread() const {
   return false;
 }
 
-void DefaultScheduler::ExecutorLoop(backend::ModelInstance* instance) {
+void DefaultScheduler::ExecutorLoop(size_t index) {
+  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    SchedulerJob job;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping and drained
-      job = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    auto result = RunOnInstance(*instance, *model_, std::move(job.request), job.batch_size);
-    job.done(std::move(result));
+    cv_.wait(lock, [&] { return (stopping_ && queue_.empty()) || (!queue_.empty() && !busy_[index]); });
+    if (queue_.empty()) return;  // stopping and drained
+    SchedulerJob job = std::move(queue_.front());
+    queue_.pop_front();
+    busy_[index] = 1;
+    lock.unlock();
+    Run(index, job);
+    job = SchedulerJob();  // release the request before taking the lock again
+    lock.lock();
+    busy_[index] = 0;
   }
 }
 

@@ -1,6 +1,11 @@
 // DefaultScheduler: Triton's default scheduler. Requests run one at a time each, FIFO, on
 // whichever instance is idle. One executor thread per instance pulls from a shared queue.
 //
+// Inline execution: when the caller allows it, nothing is queued and an instance is idle, the job
+// runs to completion on the calling thread (no thread hand-off in either direction, which is most
+// of the latency of a small model). The instance is marked busy meanwhile so its executor thread
+// leaves it alone. Callers bound how many of their threads may do this (see the HTTP frontend).
+//
 // Thread-safety: Enqueue may be called from any thread. Stop is called once, by the owner.
 // Lock order: mu_ is a leaf; no backend call, callback or allocation-heavy work happens under it.
 #pragma once
@@ -31,14 +36,16 @@ class DefaultScheduler {
                    std::vector<std::unique_ptr<backend::ModelInstance>>&& instances);
   ~DefaultScheduler();  // Stop()s if needed
 
-  void Enqueue(SchedulerJob&& job);
+  // Schedules `job`; with allow_inline it may run it on this thread before returning.
+  void Enqueue(SchedulerJob&& job, bool allow_inline = false);
   // Runs every job already queued, then joins the executors and destroys the instances.
   // Must not be called from an executor thread (see IsExecutorThread).
   void Stop();
   bool IsExecutorThread() const;
 
  private:
-  void ExecutorLoop(backend::ModelInstance* instance);
+  void ExecutorLoop(size_t index);
+  void Run(size_t index, SchedulerJob& job);
 
   const ModelInfo* model_;
   std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
@@ -46,6 +53,7 @@ class DefaultScheduler {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<SchedulerJob> queue_;  // guarded by mu_
+  std::vector<char> busy_;          // per instance; guarded by mu_
   bool stopping_ = false;           // guarded by mu_
 };
 

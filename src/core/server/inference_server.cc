@@ -117,7 +117,8 @@ StatusOr<std::shared_ptr<const std::string>> InferenceServer::GetModelConfigJson
   return model->config_json();
 }
 
-void InferenceServer::InferAsync(std::unique_ptr<InferenceRequest>&& request, InferCallback done) {
+void InferenceServer::InferAsync(std::unique_ptr<InferenceRequest>&& request, InferCallback done,
+                                 const InferOptions& options) {
   if (stopping_.load(std::memory_order_acquire)) {
     done(Unavailable("Server is stopping; no new inference requests are accepted"));
     return;
@@ -134,7 +135,8 @@ void InferenceServer::InferAsync(std::unique_ptr<InferenceRequest>&& request, In
                           StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
                         done(std::move(result));
                         inflight_.fetch_sub(1, std::memory_order_acq_rel);
-                      });
+                      },
+                      options.allow_inline);
 }
 
 bool InferenceServer::Stop() {

@@ -52,6 +52,13 @@ struct ModelMetadata {
   std::vector<TensorMetadata> outputs;
 };
 
+struct InferOptions {
+  // The caller's thread may run the model itself when an instance is idle and nothing waits
+  // (InferAsync then returns only after `done` ran). Frontends allow it only on threads they can
+  // spare for the length of an execution.
+  bool allow_inline = false;
+};
+
 struct ServerMetadata {
   std::string name;
   std::string version;
@@ -83,7 +90,8 @@ class InferenceServer {
 
   // Validates the request against the model and schedules it. `done` is called exactly once,
   // possibly before InferAsync returns (validation errors).
-  void InferAsync(std::unique_ptr<InferenceRequest>&& request, InferCallback done);
+  void InferAsync(std::unique_ptr<InferenceRequest>&& request, InferCallback done,
+                  const InferOptions& options = {});
 
   // Graceful stop: refuse new inferences (UNAVAILABLE), wait up to exit_timeout_secs for those
   // in flight, then unload every model. Returns false when the timeout expired.

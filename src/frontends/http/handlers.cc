@@ -1,5 +1,7 @@
 #include "frontends/http/handlers.h"
 
+#include <algorithm>
+
 #include "core/server/inference_server.h"
 #include "frontends/http/http_server.h"
 #include "frontends/http/infer_handler.h"
@@ -93,6 +95,8 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerOptions
   auto router = std::make_shared<HttpRouter>();
   HttpHandlerOptions handler_options;
   handler_options.max_input_size = options.max_input_size;
+  handler_options.inline_slots =
+      std::make_shared<std::atomic<int>>(std::max(0, options.thread_count - 1));
   NEREID_RETURN_IF_ERROR(RegisterTritonRoutes(server, handler_options, router.get()));
   NEREID_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> http,
                           Create(options, std::shared_ptr<const HttpRouter>(std::move(router))));

@@ -12,7 +12,9 @@
 // facade. Lifetime: `server` must outlive the router and every HttpServer using it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <memory>
 
 #include "frontends/http/router.h"
 #include "nereid/status.h"
@@ -23,6 +25,10 @@ class InferenceServer;
 
 struct HttpHandlerOptions {
   size_t max_input_size = 64 * 1024 * 1024;  // applies to decompressed request bodies
+  // How many I/O threads may run a model inline at once (shared by every handler copy). Kept at
+  // thread_count - 1 so one thread always stays free for the other connections; null or 0
+  // disables inline execution.
+  std::shared_ptr<std::atomic<int>> inline_slots;
 };
 
 Status RegisterTritonRoutes(InferenceServer* server, const HttpHandlerOptions& options,

@@ -73,18 +73,28 @@ HttpResponse InferFailed(const std::string& id, const Status& status) {
 
 void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, HttpRequest& request,
                  const RouteParams& params, std::shared_ptr<HttpResponder> responder) {
-  StatusOr<DecodedInferRequest> decoded = Decode(server, request, params, options.max_input_size);
-  if (!decoded.ok()) {
-    HttpResponse r = InferFailed("", decoded.status());
-    if (decoded.status().code() == StatusCode::kUnsupported &&
-        request.headers.Find("Content-Encoding") != nullptr) {
-      r.headers.Add("Accept-Encoding", "gzip, deflate");
-    }
+  if (auto coding = ParseContentEncoding(request.headers.Find("Content-Encoding")); !coding.ok()) {
+    // Triton answers 415 Unsupported Media Type here, outside its usual status mapping.
+    HttpResponse r = InferFailed("", coding.status());
+    r.status = 415;
+    r.headers.Add("Accept-Encoding", "gzip, deflate");
     return responder->Send(std::move(r));
   }
+  StatusOr<DecodedInferRequest> decoded = Decode(server, request, params, options.max_input_size);
+  if (!decoded.ok()) return responder->Send(InferFailed("", decoded.status()));
   const ContentCoding reply_coding = ChooseResponseCoding(request.headers.Find("Accept-Encoding"));
   const bool binary_default = decoded->binary_output_default;
   std::string id = decoded->request->id;
+  // Run the model on this I/O thread when an instance is idle and a slot is free: no hand-off to
+  // an executor and back. At least one I/O thread always stays out of it (see inline_slots).
+  InferOptions infer_options;
+  std::atomic<int>* slots = options.inline_slots.get();
+  if (slots != nullptr && slots->fetch_sub(1, std::memory_order_acq_rel) > 0) {
+    infer_options.allow_inline = true;
+  } else if (slots != nullptr) {
+    slots->fetch_add(1, std::memory_order_acq_rel);
+    slots = nullptr;
+  }
   server->InferAsync(
       std::move(decoded->request), [responder, reply_coding, binary_default, id = std::move(id)](
                                        StatusOr<std::unique_ptr<InferenceResponse>> result) {
@@ -100,7 +110,9 @@ void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, Htt
           CompressResponse(reply_coding, &*http);
           return std::move(*http);
         });
-      });
+      },
+      infer_options);
+  if (slots != nullptr) slots->fetch_add(1, std::memory_order_acq_rel);
 }
 
 }  // namespace nereid
