@@ -113,6 +113,8 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/nereid"))
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--server-arg", action="append", default=[],
+                    help="extra nereid flag, e.g. --server-arg=--http-thread-count=2")
     args = ap.parse_args()
     for tool in ("wrk", "nginx", "taskset"):
         if not shutil.which(tool):
@@ -125,7 +127,7 @@ def main():
     t0 = time.monotonic()
     server = subprocess.Popen(["taskset", "-c", "0", args.bin, f"--model-repository={models}",
                                f"--http-port={port}", "--http-address=127.0.0.1",
-                               "--log-info=false"], stderr=open(os.path.join(work, "server.log"), "w"))
+                               "--log-info=false"] + args.server_arg, stderr=open(os.path.join(work, "server.log"), "w"))
     nginx = None
     try:
         wait_ready(port, server)

@@ -1,0 +1,469 @@
+#!/usr/bin/python3
+"""Generate Nereid's example model repository and its test fixture repositories.
+
+Usage:
+    /usr/bin/python3 scripts/gen_test_models.py --examples DIR   # example repository
+    /usr/bin/python3 scripts/gen_test_models.py --fixtures DIR   # test repositories
+(both flags may be given). Needs only Debian's python3-onnx (1.12) and numpy. Every model is
+ONNX opset 13, ir_version 8. Output is deterministic (fixed seeds) and idempotent: each model
+directory the script writes is deleted and rewritten; nothing else in DIR is touched.
+
+Layout is Triton's: <repo>/<model>/config.pbtxt and <repo>/<model>/<version>/model.onnx.
+Shapes below are ONNX shapes; "batch"/"n" are symbolic dimensions.
+
+Examples (--examples DIR):
+  simple          INPUT0, INPUT1 int32 [batch,16] -> OUTPUT0 = INPUT0+INPUT1,
+                  OUTPUT1 = INPUT0-INPUT1, int32 [batch,16]. max_batch_size 8 (Triton quick start).
+  simple_string   same with string tensors holding decimal integers: Cast(string->int32), Add/Sub,
+                  Cast(int32->string). TYPE_STRING, max_batch_size 8.
+  vardim_fp32     INPUT0 float [batch,n] -> OUTPUT0 = INPUT0 * 2. dims [-1], max_batch_size 8.
+  identity_fp32   backend "identity" (no ONNX file; 1/.keep), FP32 dims [-1], max_batch_size 8.
+  mlp_fp32        INPUT0 float [batch,256] -> Gemm+Relu 256->2048, Gemm+Relu 2048->2048,
+                  Gemm+Relu 2048->1024, Gemm 1024->16 -> OUTPUT0 float [batch,16].
+                  max_batch_size 32. He-scaled seeded weights keep activations O(1).
+                  6,832,128 weights (27 MB file); FLOPs per sample = 2 * 6,832,128 ~ 13.7 MFLOP,
+                  ~109 MFLOP for a batch of 8. Measured with ONNX Runtime 1.30 on one AVX-512
+                  EPYC core: ~0.45 ms for batch 1, ~0.6-1.1 ms for batch 8, ~3 ms for batch 32
+                  (weight traffic dominates small batches, so batching pays off).
+
+Fixtures (--fixtures DIR), one repository per sub-directory:
+  DIR/types       identity_<t> for t in bool uint8 uint16 uint32 uint64 int8 int16 int32 int64
+                  fp16 fp32 fp64 string: ONNX Identity INPUT0 [batch,n] -> OUTPUT0, TYPE_<T>,
+                  dims [-1], max_batch_size 8.  add_sub_int32_nobatch: `simple` with
+                  max_batch_size 0 and ONNX shapes [16].
+  DIR/features    reshape_model (ONNX [batch] float, +1; config dims [1] reshape []),
+                  autocomplete_full (no config; INPUT0 float [batch,4] -> Relu -> OUTPUT0),
+                  autocomplete_partial (config: platform + max_batch_size 2 only; same ONNX),
+                  autocomplete_nobatch (no config; X int64 [3,2] -> Identity -> Y),
+                  versioned / versioned_latest / versioned_specific (versions 1,2,3 compute
+                  OUTPUT0 = INPUT0 + version, int32 [4]; policies all / default / specific [1,3];
+                  versioned/ also holds stray dirs abc/ (+100) and 007/ (+7) the server must skip),
+                  custom_filename (default_model_filename "custom.onnx", int32 [4] identity),
+                  two_instances (float [n] identity, instance_group count 2),
+                  slow_identity (see below), identity_multi (identity backend, INT32 + STRING).
+  DIR/broken      good (= simple) plus one model per defect: bad_syntax, name_mismatch,
+                  negative_batch (-1), no_model_file (empty 1/), not_onnx, dup_input,
+                  bad_dims (INPUT0 [-2], INPUT1 [0]), bad_reshape ([16] -> [4,5]),
+                  unknown_platform, bad_datatype_for_model (config FP32, model INT32), gpu_kind,
+                  no_versions. All but not_onnx/no_model_file carry the valid add/sub model.
+  DIR/single_good simple only.
+
+slow_identity: INPUT0 float [1] -> OUTPUT0 bit-identical to INPUT0, slowly. c = Clip(INPUT0,0,0)+1
+(= 1 for every non-NaN input), A0 = Expand(c, [512,512]), A(k+1) = Tanh(MatMul(A(k), W)) for
+SLOW_LAYERS = 256 layers sharing one seeded W (512x512, entries ~ N(0, 1/512)), then
+OUTPUT0 = INPUT0 + Abs(ReduceSum(A)) * -0.0. Tanh bounds the sum, so the added term is exactly
+-0.0 and x + -0.0 == x for every x (including -0.0; NaN stays NaN). The chain depends on the input,
+so ONNX Runtime cannot constant-fold it. FLOPs = 256 * 2 * 512^3 ~ 68.7 GFLOP: measured ~285 ms
+with one intra-op thread on an AVX-512 EPYC core (~143 ms with two). The config sets Triton's
+onnxruntime parameter intra_op_thread_count = 1 so the time does not shrink with the core count.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+IR_VERSION = 8
+ORT = "onnxruntime_onnx"
+SLOW_N = 512
+SLOW_LAYERS = 256
+
+# name used in model names -> (ONNX element type, Triton data type)
+TYPES = {
+    "bool": (TensorProto.BOOL, "TYPE_BOOL"),
+    "uint8": (TensorProto.UINT8, "TYPE_UINT8"),
+    "uint16": (TensorProto.UINT16, "TYPE_UINT16"),
+    "uint32": (TensorProto.UINT32, "TYPE_UINT32"),
+    "uint64": (TensorProto.UINT64, "TYPE_UINT64"),
+    "int8": (TensorProto.INT8, "TYPE_INT8"),
+    "int16": (TensorProto.INT16, "TYPE_INT16"),
+    "int32": (TensorProto.INT32, "TYPE_INT32"),
+    "int64": (TensorProto.INT64, "TYPE_INT64"),
+    "fp16": (TensorProto.FLOAT16, "TYPE_FP16"),
+    "fp32": (TensorProto.FLOAT, "TYPE_FP32"),
+    "fp64": (TensorProto.DOUBLE, "TYPE_FP64"),
+    "string": (TensorProto.STRING, "TYPE_STRING"),
+}
+INT32, INT64, FP32 = TensorProto.INT32, TensorProto.INT64, TensorProto.FLOAT
+STRING = TensorProto.STRING
+
+
+# --------------------------------------------------------------------------- ONNX helpers
+
+def vi(name, elem_type, shape):
+    return helper.make_tensor_value_info(name, elem_type, shape)
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def make_model(name, nodes, inputs, outputs, initializers=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(initializers))
+    model = helper.make_model(graph, producer_name="nereid-gen_test_models",
+                              opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = IR_VERSION
+    onnx.checker.check_model(model)
+    return model
+
+
+# --------------------------------------------------------------------------- config helpers
+
+def int_list(values):
+    return "[ " + "".join(f"{v}, " for v in values).rstrip(", ") + (" ]" if values else "]")
+
+
+def tensor_cfg(name, dtype, dims, reshape=None):
+    lines = ["  {", f'    name: "{name}"', f"    data_type: {dtype}", f"    dims: {int_list(dims)}"]
+    if reshape is not None:
+        lines.append(f"    reshape: {{ shape: {int_list(reshape)} }}")
+    lines.append("  }")
+    return "\n".join(lines)
+
+
+def config(name, inputs, outputs, max_batch_size, platform=ORT, backend=None,
+           instances=1, kind="KIND_CPU", extra=""):
+    """Render a Triton config.pbtxt; inputs/outputs are tensor_cfg() blocks."""
+    parts = [f'name: "{name}"']
+    parts.append(f'backend: "{backend}"' if backend else f'platform: "{platform}"')
+    parts.append(f"max_batch_size: {max_batch_size}")
+    parts.append("input [\n" + ",\n".join(inputs) + "\n]")
+    parts.append("output [\n" + ",\n".join(outputs) + "\n]")
+    if instances:
+        parts.append(f"instance_group [\n  {{\n    count: {instances}\n    kind: {kind}\n  }}\n]")
+    if extra:
+        parts.append(extra.strip())
+    return "\n".join(parts) + "\n"
+
+
+# --------------------------------------------------------------------------- file helpers
+
+def fresh_dir(repo, name):
+    """Delete and recreate <repo>/<name> so reruns never leave stale files behind."""
+    path = os.path.join(repo, name)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def write_text(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def write_bytes(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def write_model(repo, name, cfg, models, filename="model.onnx"):
+    """Write <repo>/<name>/config.pbtxt (unless cfg is None) and one file per version.
+
+    models maps a version directory name to a ModelProto, raw bytes, or None (empty directory).
+    """
+    path = fresh_dir(repo, name)
+    if cfg is not None:
+        write_text(os.path.join(path, "config.pbtxt"), cfg)
+    for version, model in models.items():
+        vdir = os.path.join(path, str(version))
+        os.makedirs(vdir, exist_ok=True)
+        if model is None:
+            continue
+        data = model if isinstance(model, bytes) else model.SerializeToString()
+        write_bytes(os.path.join(vdir, filename), data)
+    return path
+
+
+def write_backend_model(repo, name, cfg):
+    """A model served by a non-ONNX backend: config plus 1/.keep."""
+    path = fresh_dir(repo, name)
+    write_text(os.path.join(path, "config.pbtxt"), cfg)
+    write_bytes(os.path.join(path, "1", ".keep"), b"")
+
+
+# --------------------------------------------------------------------------- ONNX models
+
+def add_sub_onnx(shape):
+    """OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1 (int32)."""
+    return make_model(
+        "add_sub",
+        [helper.make_node("Add", ["INPUT0", "INPUT1"], ["OUTPUT0"]),
+         helper.make_node("Sub", ["INPUT0", "INPUT1"], ["OUTPUT1"])],
+        [vi("INPUT0", INT32, shape), vi("INPUT1", INT32, shape)],
+        [vi("OUTPUT0", INT32, shape), vi("OUTPUT1", INT32, shape)])
+
+
+def add_sub_string_onnx():
+    """String twin of add_sub: parse, compute in int32, format back to decimal strings."""
+    shape = ["batch", 16]
+    return make_model(
+        "add_sub_string",
+        [helper.make_node("Cast", ["INPUT0"], ["a"], to=INT32),
+         helper.make_node("Cast", ["INPUT1"], ["b"], to=INT32),
+         helper.make_node("Add", ["a", "b"], ["sum"]),
+         helper.make_node("Sub", ["a", "b"], ["diff"]),
+         helper.make_node("Cast", ["sum"], ["OUTPUT0"], to=STRING),
+         helper.make_node("Cast", ["diff"], ["OUTPUT1"], to=STRING)],
+        [vi("INPUT0", STRING, shape), vi("INPUT1", STRING, shape)],
+        [vi("OUTPUT0", STRING, shape), vi("OUTPUT1", STRING, shape)])
+
+
+def identity_onnx(elem_type, shape, in_name="INPUT0", out_name="OUTPUT0"):
+    return make_model("identity", [helper.make_node("Identity", [in_name], [out_name])],
+                      [vi(in_name, elem_type, shape)], [vi(out_name, elem_type, shape)])
+
+
+def scale_fp32_onnx():
+    """OUTPUT0 = INPUT0 * 2 with a variable trailing dimension."""
+    shape = ["batch", "n"]
+    return make_model("scale2", [helper.make_node("Mul", ["INPUT0", "two"], ["OUTPUT0"])],
+                      [vi("INPUT0", FP32, shape)], [vi("OUTPUT0", FP32, shape)],
+                      [const("two", np.float32(2.0))])
+
+
+def add_const_onnx(elem_type, np_type, shape, value):
+    """OUTPUT0 = INPUT0 + value (scalar constant broadcast)."""
+    return make_model("add_const", [helper.make_node("Add", ["INPUT0", "k"], ["OUTPUT0"])],
+                      [vi("INPUT0", elem_type, shape)], [vi("OUTPUT0", elem_type, shape)],
+                      [const("k", np_type(value))])
+
+
+def relu_onnx():
+    shape = ["batch", 4]
+    return make_model("relu", [helper.make_node("Relu", ["INPUT0"], ["OUTPUT0"])],
+                      [vi("INPUT0", FP32, shape)], [vi("OUTPUT0", FP32, shape)])
+
+
+def mlp_onnx(sizes=(256, 2048, 2048, 1024, 16), seed=1234):
+    """Gemm(+Relu) stack; He-initialised weights so activations stay O(1)."""
+    rng = np.random.default_rng(seed)
+    nodes, inits, x = [], [], "INPUT0"
+    for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        w = (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+        b = (rng.standard_normal(fan_out) * 0.01).astype(np.float32)
+        inits += [const(f"W{i}", w), const(f"B{i}", b)]
+        if i == len(sizes) - 2:  # last layer: no activation
+            nodes.append(helper.make_node("Gemm", [x, f"W{i}", f"B{i}"], ["OUTPUT0"]))
+        else:
+            nodes += [helper.make_node("Gemm", [x, f"W{i}", f"B{i}"], [f"g{i}"]),
+                      helper.make_node("Relu", [f"g{i}"], [f"h{i}"])]
+            x = f"h{i}"
+    return make_model("mlp", nodes, [vi("INPUT0", FP32, ["batch", sizes[0]])],
+                      [vi("OUTPUT0", FP32, ["batch", sizes[-1]])], inits)
+
+
+def slow_identity_onnx(n=SLOW_N, layers=SLOW_LAYERS, seed=42):
+    """OUTPUT0 == INPUT0 exactly, after ~layers*2*n^3 FLOPs of input-dependent MatMuls."""
+    rng = np.random.default_rng(seed)
+    w = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+    inits = [const("W", w), const("zero", np.float32(0.0)), const("one", np.float32(1.0)),
+             const("neg_zero", np.float32(-0.0)), const("square", np.array([n, n], np.int64))]
+    nodes = [helper.make_node("Clip", ["INPUT0", "zero", "zero"], ["clipped"]),
+             helper.make_node("Add", ["clipped", "one"], ["c"]),
+             helper.make_node("Expand", ["c", "square"], ["a0"])]
+    for k in range(layers):
+        nodes += [helper.make_node("MatMul", [f"a{k}", "W"], [f"m{k}"]),
+                  helper.make_node("Tanh", [f"m{k}"], [f"a{k + 1}"])]
+    nodes += [helper.make_node("ReduceSum", [f"a{layers}"], ["s"], keepdims=0),
+              helper.make_node("Abs", ["s"], ["abs_s"]),
+              helper.make_node("Mul", ["abs_s", "neg_zero"], ["z"]),
+              helper.make_node("Add", ["INPUT0", "z"], ["OUTPUT0"])]
+    return make_model("slow_identity", nodes, [vi("INPUT0", FP32, [1])],
+                      [vi("OUTPUT0", FP32, [1])], inits)
+
+
+# --------------------------------------------------------------------------- shared configs
+
+def simple_config(name, max_batch_size=8, dtype="TYPE_INT32", inputs=None, **kw):
+    """Config of the add/sub model; inputs replaces the two input blocks (broken fixtures)."""
+    ins = inputs or [tensor_cfg("INPUT0", dtype, [16]), tensor_cfg("INPUT1", dtype, [16])]
+    outs = [tensor_cfg("OUTPUT0", dtype, [16]), tensor_cfg("OUTPUT1", dtype, [16])]
+    return config(name, ins, outs, max_batch_size, **kw)
+
+
+def io1_config(name, dtype, dims, max_batch_size, **kw):
+    """One INPUT0 -> one OUTPUT0 of the same type and dims."""
+    return config(name, [tensor_cfg("INPUT0", dtype, dims)], [tensor_cfg("OUTPUT0", dtype, dims)],
+                  max_batch_size, **kw)
+
+
+def write_simple(repo, name="simple", cfg=None):
+    write_model(repo, name, cfg or simple_config(name), {1: add_sub_onnx(["batch", 16])})
+
+
+# --------------------------------------------------------------------------- examples
+
+def example_simple_string(repo):
+    write_model(repo, "simple_string", simple_config("simple_string", dtype="TYPE_STRING"),
+                {1: add_sub_string_onnx()})
+
+
+def example_vardim_fp32(repo):
+    write_model(repo, "vardim_fp32", io1_config("vardim_fp32", "TYPE_FP32", [-1], 8),
+                {1: scale_fp32_onnx()})
+
+
+def example_identity_fp32(repo):
+    write_backend_model(repo, "identity_fp32",
+                        io1_config("identity_fp32", "TYPE_FP32", [-1], 8, backend="identity"))
+
+
+def example_mlp_fp32(repo):
+    cfg = config("mlp_fp32", [tensor_cfg("INPUT0", "TYPE_FP32", [256])],
+                 [tensor_cfg("OUTPUT0", "TYPE_FP32", [16])], 32)
+    write_model(repo, "mlp_fp32", cfg, {1: mlp_onnx()})
+
+
+def write_examples(repo):
+    os.makedirs(repo, exist_ok=True)
+    write_simple(repo)
+    example_simple_string(repo)
+    example_vardim_fp32(repo)
+    example_identity_fp32(repo)
+    example_mlp_fp32(repo)
+
+
+# --------------------------------------------------------------------------- fixtures: types
+
+def fixture_types(repo):
+    for tname, (elem_type, dtype) in TYPES.items():
+        name = f"identity_{tname}"
+        write_model(repo, name, io1_config(name, dtype, [-1], 8),
+                    {1: identity_onnx(elem_type, ["batch", "n"])})
+    write_model(repo, "add_sub_int32_nobatch", simple_config("add_sub_int32_nobatch", 0),
+                {1: add_sub_onnx([16])})
+
+
+# --------------------------------------------------------------------------- fixtures: features
+
+def feature_reshape(repo):
+    cfg = config("reshape_model", [tensor_cfg("INPUT0", "TYPE_FP32", [1], reshape=[])],
+                 [tensor_cfg("OUTPUT0", "TYPE_FP32", [1], reshape=[])], 8)
+    write_model(repo, "reshape_model", cfg, {1: add_const_onnx(FP32, np.float32, ["batch"], 1.0)})
+
+
+def feature_autocomplete(repo):
+    write_model(repo, "autocomplete_full", None, {1: relu_onnx()})
+    write_model(repo, "autocomplete_partial", f'platform: "{ORT}"\nmax_batch_size: 2\n',
+                {1: relu_onnx()})
+    write_model(repo, "autocomplete_nobatch", None,
+                {1: identity_onnx(INT64, [3, 2], in_name="X", out_name="Y")})
+
+
+def versioned_onnx(version):
+    return add_const_onnx(INT32, np.int32, [4], version)
+
+
+def feature_versioned(repo):
+    models = {v: versioned_onnx(v) for v in (1, 2, 3)}
+    policies = {
+        "versioned": "version_policy: { all { } }",
+        "versioned_latest": "",
+        "versioned_specific": "version_policy: { specific { versions: [ 1, 3 ] } }",
+    }
+    for name, policy in policies.items():
+        write_model(repo, name, io1_config(name, "TYPE_INT32", [4], 0, extra=policy), models)
+    # Stray directories the server must ignore (non-numeric, zero-prefixed). Distinct
+    # constants make a wrongly loaded one visible in results.
+    stray = {"abc": versioned_onnx(100), "007": versioned_onnx(7)}
+    for vdir, model in stray.items():
+        write_bytes(os.path.join(repo, "versioned", vdir, "model.onnx"), model.SerializeToString())
+
+
+def feature_custom_filename(repo):
+    cfg = io1_config("custom_filename", "TYPE_INT32", [4], 0,
+                     extra='default_model_filename: "custom.onnx"')
+    write_model(repo, "custom_filename", cfg, {1: identity_onnx(INT32, [4])},
+                filename="custom.onnx")
+
+
+def feature_two_instances(repo):
+    cfg = io1_config("two_instances", "TYPE_FP32", [-1], 0, instances=2)
+    write_model(repo, "two_instances", cfg, {1: identity_onnx(FP32, ["n"])})
+
+
+def feature_slow_identity(repo):
+    extra = ('parameters { key: "intra_op_thread_count" value: { string_value: "1" } }')
+    cfg = io1_config("slow_identity", "TYPE_FP32", [1], 0, extra=extra)
+    write_model(repo, "slow_identity", cfg, {1: slow_identity_onnx()})
+
+
+def feature_identity_multi(repo):
+    ins = [tensor_cfg("INPUT0", "TYPE_INT32", [-1]), tensor_cfg("INPUT1", "TYPE_STRING", [-1])]
+    outs = [tensor_cfg("OUTPUT0", "TYPE_INT32", [-1]), tensor_cfg("OUTPUT1", "TYPE_STRING", [-1])]
+    write_backend_model(repo, "identity_multi",
+                        config("identity_multi", ins, outs, 0, backend="identity"))
+
+
+def fixture_features(repo):
+    feature_reshape(repo)
+    feature_autocomplete(repo)
+    feature_versioned(repo)
+    feature_custom_filename(repo)
+    feature_two_instances(repo)
+    feature_slow_identity(repo)
+    feature_identity_multi(repo)
+
+
+# --------------------------------------------------------------------------- fixtures: broken
+
+def broken_configs():
+    """Model name -> config.pbtxt text, one defect each (the model file is the good add/sub)."""
+    int32 = lambda name, dims, **kw: tensor_cfg(name, "TYPE_INT32", dims, **kw)  # noqa: E731
+    return {
+        "bad_syntax": 'name: "bad_syntax"\nplatform: "onnxruntime_onnx"\nmax_batch_size: 8 {{ [\n',
+        "name_mismatch": simple_config("other_name"),
+        "negative_batch": simple_config("negative_batch", max_batch_size=-1),
+        "dup_input": simple_config("dup_input", inputs=[int32("INPUT0", [16])] * 2),
+        "bad_dims": simple_config("bad_dims", inputs=[int32("INPUT0", [-2]), int32("INPUT1", [0])]),
+        "bad_reshape": simple_config("bad_reshape", inputs=[int32("INPUT0", [16], reshape=[4, 5]),
+                                                            int32("INPUT1", [16])]),
+        "unknown_platform": simple_config("unknown_platform", platform="tensorflow_graphdef_nope"),
+        "bad_datatype_for_model": simple_config("bad_datatype_for_model", dtype="TYPE_FP32"),
+        "gpu_kind": simple_config("gpu_kind", kind="KIND_GPU"),
+    }
+
+
+def fixture_broken(repo):
+    write_simple(repo, "good")
+    for name, cfg in broken_configs().items():
+        write_model(repo, name, cfg, {1: add_sub_onnx(["batch", 16])})
+    write_model(repo, "no_model_file", simple_config("no_model_file"), {1: None})
+    write_model(repo, "not_onnx", simple_config("not_onnx"), {1: b"this is not an onnx model\n"})
+    write_model(repo, "no_versions", simple_config("no_versions"), {})
+
+
+# --------------------------------------------------------------------------- entry point
+
+def write_fixtures(root):
+    builders = {"types": fixture_types, "features": fixture_features, "broken": fixture_broken,
+                "single_good": write_simple}
+    for repo, build in builders.items():
+        path = os.path.join(root, repo)
+        os.makedirs(path, exist_ok=True)
+        build(path)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--examples", metavar="DIR", help="write the example model repository")
+    parser.add_argument("--fixtures", metavar="DIR", help="write the test repositories")
+    args = parser.parse_args(argv)
+    if not args.examples and not args.fixtures:
+        parser.error("give --examples DIR and/or --fixtures DIR")
+    if args.examples:
+        write_examples(args.examples)
+    if args.fixtures:
+        write_fixtures(args.fixtures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
