@@ -12,15 +12,9 @@ namespace {
 // Triton flags accepted so that existing command lines keep working, whose feature this build
 // does not provide (yet, or ever on CPU). Each use is reported at start-up.
 constexpr const char* kCompatFlags[] = {
-    "--allow-grpc", "--grpc-port", "--grpc-address", "--grpc-infer-thread-count",
-    "--grpc-infer-allocation-pool-size", "--grpc-max-response-pool-size", "--grpc-use-ssl",
-    "--grpc-use-ssl-mutual", "--grpc-server-cert", "--grpc-server-key", "--grpc-root-cert",
-    "--grpc-infer-response-compression-level", "--grpc-keepalive-time",
-    "--grpc-keepalive-timeout", "--grpc-keepalive-permit-without-calls",
-    "--grpc-http2-max-pings-without-data", "--grpc-http2-min-recv-ping-interval-without-data",
-    "--grpc-http2-max-ping-strikes", "--grpc-max-connection-age",
-    "--grpc-max-connection-age-grace", "--reuse-grpc-port", "--grpc-header-forward-pattern",
-    "--grpc-restricted-protocol", "--http-header-forward-pattern", "--http-restricted-api",
+    "--grpc-infer-allocation-pool-size", "--grpc-max-response-pool-size",
+    "--grpc-header-forward-pattern", "--grpc-restricted-protocol",
+    "--http-header-forward-pattern", "--http-restricted-api",
     "--allow-metrics", "--allow-gpu-metrics", "--allow-cpu-metrics", "--metrics-port",
     "--metrics-address", "--metrics-interval-ms", "--metrics-config", "--trace-config",
     "--trace-file", "--trace-level", "--trace-rate", "--trace-count", "--trace-log-frequency",
@@ -62,10 +56,71 @@ struct RawFlags {
   std::vector<std::string> load_model;
   std::string control_mode = "none";
   std::string log_format = "default";
+  std::string grpc_compression = "none";
   bool disable_auto_complete = false;
   bool strict_model_config = false;
   std::map<std::string, std::string> compat;
 };
+
+void AddGrpcFlags(CLI::App& app, GrpcOptions& g, RawFlags& raw) {
+  GrpcServerOptions& s = g.server;
+  GrpcKeepaliveOptions& k = s.keepalive;
+  app.add_option("--allow-grpc", g.allow, "Serve gRPC");
+  app.add_option("--grpc-port", s.port, "gRPC port")->check(CLI::Range(0, 65535));
+  app.add_option("--grpc-address", s.address, "gRPC bind address (ipv6:[::1] for IPv6)");
+  app.add_option("--grpc-infer-thread-count", s.infer_thread_count, "gRPC completion-queue threads")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--reuse-grpc-port", s.reuse_port, "SO_REUSEPORT on the gRPC socket");
+  app.add_option("--grpc-use-ssl", s.ssl.use_ssl, "Serve gRPC over TLS");
+  app.add_option("--grpc-use-ssl-mutual", s.ssl.use_mutual_auth,
+                 "Serve gRPC over mutual TLS (implies --grpc-use-ssl)");
+  app.add_option("--grpc-server-cert", s.ssl.server_cert, "PEM server certificate file");
+  app.add_option("--grpc-server-key", s.ssl.server_key, "PEM server key file");
+  app.add_option("--grpc-root-cert", s.ssl.root_cert, "PEM root certificate file");
+  app.add_option("--grpc-infer-response-compression-level", raw.grpc_compression,
+                 "none, low, medium or high");
+  app.add_option("--grpc-keepalive-time", k.keepalive_time_ms, "Keepalive ping period (ms)");
+  app.add_option("--grpc-keepalive-timeout", k.keepalive_timeout_ms,
+                 "Keepalive ping acknowledgement timeout (ms)");
+  app.add_option("--grpc-keepalive-permit-without-calls", k.keepalive_permit_without_calls,
+                 "Allow keepalive pings without calls in flight");
+  app.add_option("--grpc-http2-max-pings-without-data", k.http2_max_pings_without_data,
+                 "Pings allowed without data");
+  app.add_option("--grpc-http2-min-recv-ping-interval-without-data",
+                 k.http2_min_recv_ping_interval_without_data_ms,
+                 "Shortest accepted interval between client pings without data (ms)");
+  app.add_option("--grpc-http2-max-ping-strikes", k.http2_max_ping_strikes,
+                 "Bad pings tolerated before closing the connection");
+  app.add_option("--grpc-max-connection-age", k.max_connection_age_ms,
+                 "Longest connection lifetime (ms)");
+  app.add_option("--grpc-max-connection-age-grace", k.max_connection_age_grace_ms,
+                 "Grace period after the connection age (ms)");
+}
+
+// --grpc-infer-response-compression-level, mutual TLS implying TLS, HTTP/gRPC port collisions.
+Status FinishGrpc(const AppOptions& o, const RawFlags& raw, GrpcOptions& g) {
+  const std::string level = Lower(raw.grpc_compression);
+  if (level == "none") {
+    g.server.response_compression = GrpcCompression::kNone;
+  } else if (level == "low") {
+    g.server.response_compression = GrpcCompression::kLow;
+  } else if (level == "medium") {
+    g.server.response_compression = GrpcCompression::kMedium;
+  } else if (level == "high") {
+    g.server.response_compression = GrpcCompression::kHigh;
+  } else {
+    return InvalidArgument("invalid value for --grpc-infer-response-compression-level: " +
+                           raw.grpc_compression + " (none, low, medium or high)");
+  }
+  if (g.server.ssl.use_mutual_auth) g.server.ssl.use_ssl = true;
+  if (g.allow && o.http.allow && g.server.port != 0 && g.server.port == o.http.port) {
+    return InvalidArgument(
+        "The server cannot listen to HTTP requests and GRPC requests at the "
+        "same port " +
+        std::to_string(g.server.port));
+  }
+  return Status::Ok();
+}
 
 void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   ServerOptions& s = o.server;
@@ -103,6 +158,7 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
                  "Largest HTTP request body, also after decompression")
       ->check(CLI::PositiveNumber);
   app.add_option("--reuse-http-port", o.http.reuse_port, "SO_REUSEPORT on the HTTP socket");
+  AddGrpcFlags(app, o.grpc, raw);
   app.add_option("--log-verbose", o.log.verbose_level, "Verbose logging level")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--log-info", o.log.info, "Log info messages");
@@ -141,6 +197,7 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
     if (a.size() >= 2 && a.front() == '[' && a.back() == ']') a = a.substr(1, a.size() - 2);
     o.http.address = a;
   }
+  NEREID_RETURN_IF_ERROR(FinishGrpc(o, raw, o.grpc));
   for (const char* flag : kCompatFlags) {
     if (app.count(flag) > 0) o.ignored_flags.push_back(std::string(flag) + "=" + raw.compat[flag]);
   }

@@ -7,6 +7,7 @@
 
 #include "common/logging.h"
 #include "core/server/inference_server.h"
+#include "frontends/grpc/grpc_server.h"
 #include "nereid/status.h"
 
 namespace nereid {
@@ -20,9 +21,15 @@ struct HttpOptions {
   bool reuse_port = false;
 };
 
+struct GrpcOptions {
+  bool allow = true;
+  GrpcServerOptions server;  // address, port, threads, keepalive, TLS, compression
+};
+
 struct AppOptions {
   ServerOptions server;
   HttpOptions http;
+  GrpcOptions grpc;
   logging::Options log;
   // Flags accepted for compatibility whose feature this build does not have yet; each is named
   // in a start-up warning so nobody believes it took effect.

@@ -66,9 +66,42 @@ TEST(CommandLineTest, Errors) {
 }
 
 TEST(CommandLineTest, CompatibilityFlagsAreReported) {
-  auto o = Parse({"--model-repository=/m", "--grpc-port=8001", "--allow-metrics=false"});
+  auto o = Parse(
+      {"--model-repository=/m", "--grpc-infer-allocation-pool-size=8", "--allow-metrics=false"});
   ASSERT_TRUE(o.ok()) << o.status().message();
   EXPECT_EQ(o->ignored_flags.size(), 2u);
+}
+
+TEST(CommandLineTest, GrpcFlags) {
+  auto d = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->grpc.allow);
+  EXPECT_EQ(d->grpc.server.port, 8001);
+  EXPECT_EQ(d->grpc.server.address, "0.0.0.0");
+  EXPECT_EQ(d->grpc.server.infer_thread_count, 2);
+  auto o = Parse({"--model-repository=/m", "--allow-grpc=true", "--grpc-port=9001",
+                  "--grpc-address=ipv6:[::1]", "--grpc-infer-thread-count=4",
+                  "--grpc-use-ssl-mutual=true", "--grpc-infer-response-compression-level=HIGH",
+                  "--grpc-keepalive-time=1000", "--grpc-max-connection-age=5000",
+                  "--reuse-grpc-port=true"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->grpc.server.port, 9001);
+  EXPECT_EQ(o->grpc.server.address, "ipv6:[::1]");
+  EXPECT_EQ(o->grpc.server.infer_thread_count, 4);
+  EXPECT_TRUE(o->grpc.server.ssl.use_ssl);
+  EXPECT_TRUE(o->grpc.server.ssl.use_mutual_auth);
+  EXPECT_EQ(o->grpc.server.response_compression, GrpcCompression::kHigh);
+  EXPECT_EQ(o->grpc.server.keepalive.keepalive_time_ms, 1000);
+  EXPECT_EQ(o->grpc.server.keepalive.max_connection_age_ms, 5000);
+  EXPECT_TRUE(o->grpc.server.reuse_port);
+  EXPECT_TRUE(o->ignored_flags.empty());
+  EXPECT_FALSE(
+      Parse({"--model-repository=/m", "--grpc-infer-response-compression-level=max"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--grpc-infer-thread-count=0"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--http-port=9000", "--grpc-port=9000"}).ok());
+  EXPECT_TRUE(
+      Parse({"--model-repository=/m", "--http-port=9000", "--grpc-port=9000", "--allow-grpc=false"})
+          .ok());
 }
 
 TEST(CommandLineTest, Help) {

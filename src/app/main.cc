@@ -14,6 +14,7 @@
 #include "app/command_line.h"
 #include "common/logging.h"
 #include "core/server/inference_server.h"
+#include "frontends/grpc/grpc_server.h"
 #include "frontends/http/http_server.h"
 
 namespace {
@@ -28,8 +29,7 @@ std::string DefaultBackendDirectory() {
 int Run(int argc, char** argv) {
   auto parsed = nereid::ParseCommandLine(argc, argv, DefaultBackendDirectory());
   if (!parsed.ok()) {
-    std::cerr << "error: " << parsed.status().message() << "\n"
-              << "Run '" << argv[0] << " --help' for the list of options.\n";
+    std::cerr << "error: " << parsed.status().message() << " (see --help)\n";
     return 1;
   }
   nereid::AppOptions options = std::move(parsed).value();
@@ -37,7 +37,10 @@ int Run(int argc, char** argv) {
     std::cout << options.help_text;
     return 0;
   }
-  nereid::logging::Init(options.log);
+  if (nereid::Status s = nereid::logging::Init(options.log); !s.ok()) {
+    std::cerr << "error: " << s.message() << "\n";
+    return 1;
+  }
   for (const auto& flag : options.ignored_flags) {
     LOG_WARNING("option {} is accepted for Triton compatibility but has no effect in this build",
                 flag);
@@ -71,6 +74,16 @@ int Run(int argc, char** argv) {
     http = std::move(created).value();
     LOG_INFO("Started HTTPService at {}:{}", options.http.address, http->port());
   }
+  std::unique_ptr<nereid::GrpcServer> grpc;
+  if (options.grpc.allow) {
+    auto created = nereid::GrpcServer::Create(options.grpc.server, server->get());
+    if (!created.ok()) {
+      LOG_ERROR("failed to start GRPC service: {}", created.status().message());
+      return 1;
+    }
+    grpc = std::move(created).value();
+    LOG_INFO("Started GRPCInferenceService at {}:{}", grpc->address(), grpc->port());
+  }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count();
@@ -82,9 +95,12 @@ int Run(int argc, char** argv) {
            options.server.exit_timeout_secs);
   const auto timeout = std::chrono::seconds(options.server.exit_timeout_secs);
   if (http) http->StopAccepting();
+  // gRPC calls and streams in progress get until the deadline; the rest are cancelled.
+  if (grpc) grpc->StopAccepting(std::chrono::system_clock::now() + timeout);
   const bool drained = (*server)->Stop();
   if (http) http->Stop(timeout);
   http.reset();
+  grpc.reset();  // before the models go: no gRPC thread may call the server afterwards
   server->reset();
   LOG_INFO("stopped{}", drained ? "" : " (in-flight requests were abandoned)");
   return 0;
@@ -92,4 +108,11 @@ int Run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return Run(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {  // a last resort: every known failure is a Status
+    std::cerr << "fatal: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -35,12 +35,16 @@ std::string_view BaseName(const char* path) {
 
 }  // namespace
 
-void Init(const Options& options) {
+Status Init(const Options& options) {
   std::shared_ptr<spdlog::logger> logger;
-  if (options.file.empty()) {
-    logger = spdlog::stderr_logger_mt("nereid");
-  } else {
-    logger = spdlog::basic_logger_mt("nereid", options.file);
+  try {
+    if (options.file.empty()) {
+      logger = spdlog::stderr_logger_mt("nereid");
+    } else {
+      logger = spdlog::basic_logger_mt("nereid", options.file);
+    }
+  } catch (const spdlog::spdlog_ex& e) {
+    return InvalidArgument("cannot open log file '" + options.file + "': " + e.what());
   }
   logger->set_pattern("%v");
   // Levels are filtered individually below, so let everything through spdlog itself.
@@ -56,6 +60,7 @@ void Init(const Options& options) {
   if (!options.info && !options.warning && !options.error) {
     spdlog::default_logger_raw()->set_level(spdlog::level::off);
   }
+  return Status::Ok();
 }
 
 int VerboseLevel() { return g_verbose.load(std::memory_order_relaxed); }

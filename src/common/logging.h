@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "nereid/status.h"
+
 #include <string>
 #include <string_view>
 
@@ -21,8 +23,9 @@ struct Options {
   std::string file;  // empty: stderr
 };
 
-// Installs the process-wide logger. Call once at start-up, before other threads log.
-void Init(const Options& options);
+// Installs the process-wide logger. Call once at start-up, before other threads log. Fails when
+// the log file cannot be opened.
+Status Init(const Options& options);
 
 int VerboseLevel();
 

@@ -44,6 +44,21 @@ def test_unknown_flag_fails_with_one_error_line():
     assert "no-such-flag" in error_lines[0], err
 
 
+def test_unwritable_log_file_fails_cleanly():
+    p = run_to_exit([repo_flag(), f"--http-port={free_port()}",
+                     "--log-file=/etc/hostname/nereid.log"])
+    out, err = text(p)
+    assert p.returncode == 1, err
+    assert "cannot open log file '/etc/hostname/nereid.log'" in err, err
+
+
+def test_log_file_receives_the_log(tmp_path):
+    log = tmp_path / "nereid.log"
+    s = Server([repo("fixtures", "single_good")], [f"--log-file={log}"], name="log-file").start()
+    assert s.stop() == 0, s.stderr()
+    assert "Started HTTPService" in log.read_text()
+
+
 def test_missing_model_repository_fails():
     p = run_to_exit([f"--http-port={free_port()}"])
     out, err = text(p)
@@ -218,3 +233,35 @@ def test_single_http_thread_partial_request_does_not_block_others(one_thread_ser
         assert status == 200, data
         out = {o["name"]: o["data"] for o in json.loads(data)["outputs"]}
         assert out["OUTPUT0"] == (a + a).flatten().tolist()
+
+
+def test_inline_execution_leaves_an_io_thread_for_other_clients():
+    # With two I/O threads one may run a model inline (docs/adr/0003). While slow_identity runs
+    # there (and a second slow request waits for its only instance), other clients must still be
+    # answered by the remaining thread: the fast requests finish before the slow ones do.
+    s = Server([repo("examples"), repo("fixtures", "features")],
+               ["--http-thread-count=2", "--log-verbose=1"], name="inline").start()
+    try:
+        slow_x = np.array([7.5], dtype=np.float32)
+        slow_body, slow_headers = build_infer_request([tensor("INPUT0", "FP32", slow_x)])
+        slow_ok = []
+
+        def slow():
+            r = requests.post(s.url("/v2/models/slow_identity/infer"), data=slow_body,
+                              headers=slow_headers, timeout=60)
+            _, values, _ = parse_infer_response(r.headers, r.content)
+            slow_ok.append(r.status_code == 200 and np.array_equal(values["OUTPUT0"], slow_x))
+
+        slow_threads = [threading.Thread(target=slow) for _ in range(2)]
+        for t in slow_threads:
+            t.start()
+        s.wait_for_log("/v2/models/slow_identity/infer")
+        assert run_simple(s.url(""), 0, 5) == []
+        assert any(t.is_alive() for t in slow_threads), \
+            "slow requests finished before the fast ones: nothing shows the I/O thread was free"
+        for t in slow_threads:
+            t.join(60)
+        assert slow_ok == [True, True]
+        assert s.stop() == 0, s.stderr()
+    finally:
+        s.kill()

@@ -38,10 +38,11 @@ std::map<std::string, std::filesystem::path> ModelRepository::Scan(std::vector<S
   std::map<std::string, std::vector<std::filesystem::path>> found;
   for (const auto& root : options_.roots) {
     std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+    // increment(ec) rather than range-for: a directory changing under the scan must not throw.
+    for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code ec2;
-      if (!e.is_directory(ec2)) continue;
-      found[e.path().filename().string()].push_back(e.path());
+      if (!it->is_directory(ec2)) continue;
+      found[it->path().filename().string()].push_back(it->path());
     }
     if (ec) errors->push_back(Internal("cannot list '" + root.string() + "': " + ec.message()));
   }

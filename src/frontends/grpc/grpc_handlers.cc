@@ -1,0 +1,238 @@
+// The unary RPCs answered on the completion-queue thread: health, metadata, configuration, the
+// standard health service, and Triton's RPCs whose feature this build does not have yet.
+#include <string>
+
+#include "frontends/grpc/grpc_call.h"
+#include "frontends/grpc/grpc_codec.h"
+#include "model_config.pb.h"
+
+namespace nereid::grpc_frontend {
+namespace {
+
+namespace pb = inference;
+using Service = pb::GRPCInferenceService::AsyncService;
+using HealthService = grpc::health::v1::Health::AsyncService;
+using grpc::health::v1::HealthCheckRequest;
+using grpc::health::v1::HealthCheckResponse;
+
+grpc::Status ServerLive(InferenceServer& server, const pb::ServerLiveRequest&,
+                        pb::ServerLiveResponse* response) {
+  response->set_live(server.IsLive());
+  return grpc::Status::OK;
+}
+
+grpc::Status ServerReady(InferenceServer& server, const pb::ServerReadyRequest&,
+                         pb::ServerReadyResponse* response) {
+  response->set_ready(server.IsReady());
+  return grpc::Status::OK;
+}
+
+grpc::Status ModelReady(InferenceServer& server, const pb::ModelReadyRequest& request,
+                        pb::ModelReadyResponse* response) {
+  StatusOr<int64_t> version = ParseModelVersion(request.version());
+  if (!version.ok()) return ToGrpcStatus(version.status());
+  StatusOr<bool> ready = server.ModelIsReady(request.name(), *version);
+  if (!ready.ok()) return ToGrpcStatus(ready.status());
+  response->set_ready(*ready);
+  return grpc::Status::OK;
+}
+
+grpc::Status ServerMetadata(InferenceServer& server, const pb::ServerMetadataRequest&,
+                            pb::ServerMetadataResponse* response) {
+  const nereid::ServerMetadata& m = server.Metadata();
+  response->set_name(m.name);
+  response->set_version(m.version);
+  for (const std::string& e : m.extensions) response->add_extensions(e);
+  return grpc::Status::OK;
+}
+
+void AddTensors(
+    const std::vector<TensorMetadata>& tensors,
+    google::protobuf::RepeatedPtrField<pb::ModelMetadataResponse::TensorMetadata>* out) {
+  for (const TensorMetadata& t : tensors) {
+    auto* m = out->Add();
+    m->set_name(t.name);
+    m->set_datatype(t.datatype);
+    m->mutable_shape()->Add(t.shape.begin(), t.shape.end());
+  }
+}
+
+grpc::Status ModelMetadata(InferenceServer& server, const pb::ModelMetadataRequest& request,
+                           pb::ModelMetadataResponse* response) {
+  StatusOr<int64_t> version = ParseModelVersion(request.version());
+  if (!version.ok()) return ToGrpcStatus(version.status());
+  StatusOr<nereid::ModelMetadata> m = server.GetModelMetadata(request.name(), *version);
+  if (!m.ok()) return ToGrpcStatus(m.status());
+  response->set_name(m->name);
+  for (const std::string& v : m->versions) response->add_versions(v);
+  response->set_platform(m->platform);
+  AddTensors(m->inputs, response->mutable_inputs());
+  AddTensors(m->outputs, response->mutable_outputs());
+  return grpc::Status::OK;
+}
+
+grpc::Status ModelConfig(InferenceServer& server, const pb::ModelConfigRequest& request,
+                         pb::ModelConfigResponse* response) {
+  StatusOr<int64_t> version = ParseModelVersion(request.version());
+  if (!version.ok()) return ToGrpcStatus(version.status());
+  auto config = server.GetModelConfig(request.name(), *version);
+  if (!config.ok()) return ToGrpcStatus(config.status());
+  *response->mutable_config() = **config;
+  return grpc::Status::OK;
+}
+
+// Triton's health service answers readiness, not liveness.
+grpc::Status HealthCheck(InferenceServer& server, const HealthCheckRequest&,
+                         HealthCheckResponse* response) {
+  response->set_status(server.IsReady() ? HealthCheckResponse::SERVING
+                                        : HealthCheckResponse::NOT_SERVING);
+  return grpc::Status::OK;
+}
+
+// An RPC whose feature comes with a later issue: UNIMPLEMENTED, naming what is missing.
+template <const char* kFeature>
+grpc::Status NotYet(InferenceServer&, const google::protobuf::Message&,
+                    google::protobuf::Message*) {
+  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                      std::string(kFeature) + " is not supported by this build of Nereid yet");
+}
+
+constexpr char kStatistics[] = "model statistics";
+constexpr char kRepository[] = "model repository control";
+constexpr char kSystemShm[] = "system shared memory";
+constexpr char kCudaShm[] = "CUDA shared memory (this is a CPU-only server)";
+constexpr char kTrace[] = "trace settings";
+constexpr char kLogging[] = "log settings";
+
+template <const char* kFeature, typename Req, typename Resp>
+grpc::Status Reject(InferenceServer& server, const Req& req, Resp* resp) {
+  return NotYet<kFeature>(server, req, resp);
+}
+
+template <typename Req, typename Resp, typename Method>
+void ListenOne(const std::shared_ptr<GrpcShared>& shared, Method method,
+               grpc::Status (*handler)(InferenceServer&, const Req&, Resp*)) {
+  UnaryCall<Service, Req, Resp>::Listen(shared, &shared->service, method, handler);
+}
+
+// grpc.health.v1.Health/Watch (server streaming), which Triton does not implement either.
+class WatchCall final : public CqEvent {
+ public:
+  static void Listen(std::shared_ptr<GrpcShared> shared) {
+    if (!shared->accepting.load()) return;
+    GateScope gate(shared->gate);
+    if (!gate) return;
+    auto* call = new WatchCall(std::move(shared));
+    call->shared_->health.RequestWatch(&call->ctx_, &call->request_, &call->writer_,
+                                       call->shared_->cq, call->shared_->cq, call);
+  }
+  void OnEvent(bool ok) override {
+    if (finishing_ || !ok) {
+      delete this;
+      return;
+    }
+    Listen(shared_);
+    finishing_ = true;
+    GateScope gate(shared_->gate);
+    if (gate) {
+      writer_.Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                                  "grpc.health.v1.Health/Watch is not supported"),
+                     this);
+    }
+  }
+
+ private:
+  explicit WatchCall(std::shared_ptr<GrpcShared> shared)
+      : shared_(std::move(shared)), writer_(&ctx_) {}
+  ~WatchCall() = default;
+
+  std::shared_ptr<GrpcShared> shared_;
+  grpc::ServerContext ctx_;
+  HealthCheckRequest request_;
+  grpc::ServerAsyncWriter<HealthCheckResponse> writer_;
+  bool finishing_ = false;
+};
+
+}  // namespace
+
+grpc::Status ToGrpcStatus(const Status& status) {
+  using grpc::StatusCode;
+  StatusCode code = StatusCode::UNKNOWN;
+  switch (status.code()) {
+    case nereid::StatusCode::kOk:
+      return grpc::Status::OK;
+    case nereid::StatusCode::kUnknown:
+      code = StatusCode::UNKNOWN;
+      break;
+    case nereid::StatusCode::kInternal:
+      code = StatusCode::INTERNAL;
+      break;
+    case nereid::StatusCode::kNotFound:
+      code = StatusCode::NOT_FOUND;
+      break;
+    case nereid::StatusCode::kInvalidArgument:
+      code = StatusCode::INVALID_ARGUMENT;
+      break;
+    case nereid::StatusCode::kUnavailable:
+      code = StatusCode::UNAVAILABLE;
+      break;
+    case nereid::StatusCode::kUnsupported:
+      code = StatusCode::UNIMPLEMENTED;
+      break;
+    case nereid::StatusCode::kAlreadyExists:
+      code = StatusCode::ALREADY_EXISTS;
+      break;
+    case nereid::StatusCode::kCancelled:
+      code = StatusCode::CANCELLED;
+      break;
+    case nereid::StatusCode::kPermissionDenied:
+      code = StatusCode::UNAVAILABLE;
+      break;
+  }
+  return grpc::Status(code, status.message());
+}
+
+void ListenUnaryCalls(const std::shared_ptr<GrpcShared>& shared) {
+  ListenOne(shared, &Service::RequestServerLive, &ServerLive);
+  ListenOne(shared, &Service::RequestServerReady, &ServerReady);
+  ListenOne(shared, &Service::RequestModelReady, &ModelReady);
+  ListenOne(shared, &Service::RequestServerMetadata, &ServerMetadata);
+  ListenOne(shared, &Service::RequestModelMetadata, &ModelMetadata);
+  ListenOne(shared, &Service::RequestModelConfig, &ModelConfig);
+  ListenOne(shared, &Service::RequestModelStatistics,
+            &Reject<kStatistics, pb::ModelStatisticsRequest, pb::ModelStatisticsResponse>);
+  ListenOne(shared, &Service::RequestRepositoryIndex,
+            &Reject<kRepository, pb::RepositoryIndexRequest, pb::RepositoryIndexResponse>);
+  ListenOne(shared, &Service::RequestRepositoryModelLoad,
+            &Reject<kRepository, pb::RepositoryModelLoadRequest, pb::RepositoryModelLoadResponse>);
+  ListenOne(
+      shared, &Service::RequestRepositoryModelUnload,
+      &Reject<kRepository, pb::RepositoryModelUnloadRequest, pb::RepositoryModelUnloadResponse>);
+  ListenOne(shared, &Service::RequestSystemSharedMemoryStatus,
+            &Reject<kSystemShm, pb::SystemSharedMemoryStatusRequest,
+                    pb::SystemSharedMemoryStatusResponse>);
+  ListenOne(shared, &Service::RequestSystemSharedMemoryRegister,
+            &Reject<kSystemShm, pb::SystemSharedMemoryRegisterRequest,
+                    pb::SystemSharedMemoryRegisterResponse>);
+  ListenOne(shared, &Service::RequestSystemSharedMemoryUnregister,
+            &Reject<kSystemShm, pb::SystemSharedMemoryUnregisterRequest,
+                    pb::SystemSharedMemoryUnregisterResponse>);
+  ListenOne(
+      shared, &Service::RequestCudaSharedMemoryStatus,
+      &Reject<kCudaShm, pb::CudaSharedMemoryStatusRequest, pb::CudaSharedMemoryStatusResponse>);
+  ListenOne(
+      shared, &Service::RequestCudaSharedMemoryRegister,
+      &Reject<kCudaShm, pb::CudaSharedMemoryRegisterRequest, pb::CudaSharedMemoryRegisterResponse>);
+  ListenOne(shared, &Service::RequestCudaSharedMemoryUnregister,
+            &Reject<kCudaShm, pb::CudaSharedMemoryUnregisterRequest,
+                    pb::CudaSharedMemoryUnregisterResponse>);
+  ListenOne(shared, &Service::RequestTraceSetting,
+            &Reject<kTrace, pb::TraceSettingRequest, pb::TraceSettingResponse>);
+  ListenOne(shared, &Service::RequestLogSettings,
+            &Reject<kLogging, pb::LogSettingsRequest, pb::LogSettingsResponse>);
+  UnaryCall<HealthService, HealthCheckRequest, HealthCheckResponse>::Listen(
+      shared, &shared->health, &HealthService::RequestCheck, &HealthCheck);
+  WatchCall::Listen(shared);
+}
+
+}  // namespace nereid::grpc_frontend

@@ -1,0 +1,235 @@
+// ModelStreamInfer: one bidirectional stream. Requests are read one after another (a Read is
+// outstanding while earlier requests run), each is handed to InferAsync, and the responses are
+// written in request order, one Write at a time. An error becomes a ModelStreamInferResponse with
+// `error_message` and the stream goes on, unless the client sent the `triton_grpc_error: true`
+// header: then the stream ends with that error as its gRPC status.
+//
+// Lifetime: the call deletes itself when the done notification has arrived and no Read, Write,
+// Finish or inference is outstanding. A client that cancels or disconnects mid-request makes
+// reads and writes fail; the pending inferences still complete and their results are dropped.
+// Thread-safety: every state change happens under `mu_` (completion-queue threads and executor
+// threads); async operations are started under it (they never block).
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "frontends/grpc/grpc_call.h"
+#include "frontends/grpc/grpc_codec.h"
+
+namespace nereid::grpc_frontend {
+namespace {
+
+namespace pb = inference;
+
+class StreamCall {
+ public:
+  static void Listen(std::shared_ptr<GrpcShared> shared) {
+    if (!shared->accepting.load()) return;
+    GateScope gate(shared->gate);
+    if (!gate) return;
+    auto* call = new StreamCall(std::move(shared));
+    call->ctx_.AsyncNotifyWhenDone(&call->done_hook_);
+    call->shared_->service.RequestModelStreamInfer(&call->ctx_, &call->stream_, call->shared_->cq,
+                                                   call->shared_->cq, &call->new_hook_);
+  }
+
+ private:
+  struct Hook final : CqEvent {
+    Hook(StreamCall* s, void (StreamCall::*f)(bool)) : self(s), fn(f) {}
+    void OnEvent(bool ok) override { (self->*fn)(ok); }
+    StreamCall* self;
+    void (StreamCall::*fn)(bool);
+  };
+
+  // One request's place in the response order.
+  struct Slot {
+    bool ready = false;
+    std::optional<grpc::Status> end_status;  // triton_grpc_error: end the stream with this
+    pb::ModelStreamInferResponse message;
+  };
+
+  explicit StreamCall(std::shared_ptr<GrpcShared> shared)
+      : shared_(std::move(shared)), stream_(&ctx_) {}
+
+  void OnNew(bool ok) {
+    if (!ok) {  // never started: the done notification will not come
+      delete this;
+      return;
+    }
+    Listen(shared_);
+    const auto& md = ctx_.client_metadata();
+    auto it = md.find("triton_grpc_error");
+    end_on_error_ = it != md.end() && it->second == "true";
+    std::lock_guard<std::mutex> lock(mu_);
+    StartReadLocked();
+  }
+
+  void StartReadLocked() {
+    next_ = std::make_shared<pb::ModelInferRequest>();
+    GateScope gate(shared_->gate);
+    if (!gate) return;  // stopping: abandoned with the process
+    reading_ = true;
+    stream_.Read(next_.get(), &read_hook_);
+  }
+
+  void OnRead(bool ok) {
+    std::shared_ptr<pb::ModelInferRequest> message;
+    Slot* slot = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reading_ = false;
+      if (!ok || failed_) {  // half-closed by the client, cancelled, or ended by an error
+        reads_done_ = true;
+        PumpLocked();
+        if (!ShouldDeleteLocked()) return;
+      } else {
+        message = std::move(next_);
+        slot = queue_.emplace_back(std::make_unique<Slot>()).get();
+        ++inflight_;
+        StartReadLocked();
+      }
+    }
+    if (slot == nullptr) {
+      delete this;
+      return;
+    }
+    Infer(std::move(message), slot);
+  }
+
+  void Infer(std::shared_ptr<pb::ModelInferRequest> message, Slot* slot) {
+    const std::string model = message->model_name();
+    const std::string id = message->id();
+    StatusOr<std::unique_ptr<InferenceRequest>> request = DecodeModelInferRequest(message);
+    message.reset();
+    if (!request.ok()) return Complete(slot, request.status(), model, id);
+    InlineSlot inline_slot(shared_->inline_slots);
+    shared_->server->InferAsync(
+        std::move(*request),
+        [this, slot, model, id](StatusOr<std::unique_ptr<InferenceResponse>> result) {
+          if (!result.ok()) return Complete(slot, result.status(), model, id);
+          EncodeModelInferResponse(**result, slot->message.mutable_infer_response());
+          result->reset();
+          Complete(slot, Status::Ok(), model, id);
+        },
+        inline_slot.options());
+  }
+
+  // Any thread: `slot` is final; write what is ready in order.
+  void Complete(Slot* slot, const Status& status, const std::string& model, const std::string& id) {
+    if (!status.ok()) {
+      if (end_on_error_) {
+        slot->end_status = ToGrpcStatus(status);
+      } else {
+        slot->message.set_error_message(status.message());
+        slot->message.mutable_infer_response()->set_model_name(model);
+        slot->message.mutable_infer_response()->set_id(id);
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      slot->ready = true;
+      --inflight_;
+      PumpLocked();
+      if (!ShouldDeleteLocked()) return;
+    }
+    delete this;
+  }
+
+  // Starts the next Write (or the Finish) when nothing is being written.
+  void PumpLocked() {
+    if (writing_ || finishing_) return;
+    while (!queue_.empty() && queue_.front()->ready) {
+      Slot& front = *queue_.front();
+      if (failed_) {  // the client is gone or the stream ended: drop the result
+        queue_.pop_front();
+        continue;
+      }
+      if (front.end_status) {
+        failed_ = true;
+        end_status_ = *front.end_status;
+        queue_.pop_front();
+        continue;
+      }
+      GateScope gate(shared_->gate);
+      if (!gate) return;
+      writing_ = true;
+      stream_.Write(front.message, &write_hook_);
+      return;
+    }
+    const bool ended_by_error = end_status_.has_value();
+    const bool all_done = reads_done_ && queue_.empty() && inflight_ == 0;
+    if (cancelled_ || !(ended_by_error || all_done)) return;
+    GateScope gate(shared_->gate);
+    if (!gate) return;
+    finishing_ = true;
+    stream_.Finish(end_status_.value_or(grpc::Status::OK), &finish_hook_);
+  }
+
+  void OnWrite(bool ok) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      writing_ = false;
+      queue_.pop_front();
+      if (!ok) failed_ = cancelled_ = true;  // the call is broken: no Finish either
+      PumpLocked();
+      if (!ShouldDeleteLocked()) return;
+    }
+    delete this;
+  }
+
+  void OnFinish(bool) { OnTerminalEvent(&finish_done_); }
+  void OnDone(bool) {
+    if (ctx_.IsCancelled()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      failed_ = cancelled_ = true;
+    }
+    OnTerminalEvent(&done_);
+  }
+
+  void OnTerminalEvent(bool* flag) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      *flag = true;
+      PumpLocked();
+      if (!ShouldDeleteLocked()) return;
+    }
+    delete this;
+  }
+
+  bool ShouldDeleteLocked() const {
+    return done_ && !reading_ && !writing_ && (!finishing_ || finish_done_) && inflight_ == 0;
+  }
+
+  std::shared_ptr<GrpcShared> shared_;
+  grpc::ServerContext ctx_;
+  grpc::ServerAsyncReaderWriter<pb::ModelStreamInferResponse, pb::ModelInferRequest> stream_;
+  Hook new_hook_{this, &StreamCall::OnNew};
+  Hook read_hook_{this, &StreamCall::OnRead};
+  Hook write_hook_{this, &StreamCall::OnWrite};
+  Hook finish_hook_{this, &StreamCall::OnFinish};
+  Hook done_hook_{this, &StreamCall::OnDone};
+  bool end_on_error_ = false;  // set before the first Read, then read-only
+
+  std::mutex mu_;
+  std::shared_ptr<pb::ModelInferRequest> next_;  // buffer of the outstanding Read
+  std::deque<std::unique_ptr<Slot>> queue_;      // responses not yet written, in request order
+  std::optional<grpc::Status> end_status_;
+  int inflight_ = 0;          // inferences whose callback has not run
+  bool reading_ = false;      // a Read is outstanding
+  bool writing_ = false;      // a Write is outstanding
+  bool reads_done_ = false;   // no more requests will be read
+  bool failed_ = false;       // no more responses will be written
+  bool cancelled_ = false;    // the call is broken: never Finish
+  bool finishing_ = false;    // Finish started
+  bool finish_done_ = false;  // ... and completed
+  bool done_ = false;         // the done notification arrived
+};
+
+}  // namespace
+
+void ListenModelStreamInfer(const std::shared_ptr<GrpcShared>& shared) {
+  StreamCall::Listen(shared);
+}
+
+}  // namespace nereid::grpc_frontend
