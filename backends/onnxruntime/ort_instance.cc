@@ -148,9 +148,11 @@ Status OrtInstance::Run(const backend::ExecuteArgs& args) {
       output_indices_.push_back(i);
     }
   }
+  if (args.times != nullptr) args.times->input_end_ns = backend::ExecuteClockNs();
   std::vector<Ort::Value> results =
       session_.Run(run_options_, input_names_.data(), input_values_.data(), input_values_.size(),
                    output_names_.data(), output_names_.size());
+  if (args.times != nullptr) args.times->output_start_ns = backend::ExecuteClockNs();
   input_values_.clear();
   for (size_t k = 0; k < results.size() && k < output_indices_.size(); ++k) {
     NEREID_RETURN_IF_ERROR(

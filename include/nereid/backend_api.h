@@ -13,6 +13,7 @@
 // protobuf and the core keeps framework names out of itself.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,7 +27,7 @@
 
 namespace nereid::backend {
 
-inline constexpr uint32_t kBackendApiVersion = 1;
+inline constexpr uint32_t kBackendApiVersion = 2;
 
 enum class LogLevel { kVerbose, kInfo, kWarning, kError };
 using LogFunction = std::function<void(LogLevel, std::string_view message)>;
@@ -50,9 +51,23 @@ class OutputAllocator {
   // the backend produced it, batch dimension first for batching models). At most one call per
   // output per Execute. The memory belongs to the core and outlives Execute.
   virtual StatusOr<std::span<char>> Allocate(std::string_view name, DataType data_type,
-                                             std::span<const int64_t> shape,
-                                             size_t byte_size) = 0;
+                                             std::span<const int64_t> shape, size_t byte_size) = 0;
 };
+
+// Where an execution's time went, for the statistics' compute_input / compute_infer /
+// compute_output split. Steady-clock nanoseconds since its epoch (ExecuteClockNs). A backend
+// sets input_end when its inputs are in the framework's hands and output_start when the framework
+// has finished computing; left 0, the core counts all of Execute as compute_infer.
+struct ExecuteTimes {
+  uint64_t input_end_ns = 0;
+  uint64_t output_start_ns = 0;
+};
+
+inline uint64_t ExecuteClockNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
 
 // One execution: the inputs of a (possibly batched) request, shapes already reshaped to what the
 // model expects. `batch_size` is the leading dimension for models with max_batch_size > 0, else 0.
@@ -60,6 +75,7 @@ struct ExecuteArgs {
   std::span<const TensorRef> inputs;
   OutputAllocator* outputs = nullptr;
   int64_t batch_size = 0;
+  ExecuteTimes* times = nullptr;  // optional; see ExecuteTimes
 };
 
 // One execution context of a model version. The core never calls Execute concurrently on one
@@ -71,9 +87,9 @@ class ModelInstance {
 };
 
 struct InstanceOptions {
-  std::string name;   // e.g. "simple_0_1"
-  int index = 0;      // 0-based across the model's instances
-  std::string kind;   // "KIND_CPU" or "KIND_MODEL"
+  std::string name;  // e.g. "simple_0_1"
+  int index = 0;     // 0-based across the model's instances
+  std::string kind;  // "KIND_CPU" or "KIND_MODEL"
 };
 
 // One loaded version of a model: owns what instances share (e.g. weights, a session template).
@@ -88,15 +104,15 @@ class Model {
 struct ModelLoadOptions {
   std::string model_name;
   int64_t version = 0;
-  std::string model_dir;     // <repository>/<model>
-  std::string model_path;    // <model_dir>/<version>/<default_model_filename>
-  std::string config_json;   // the effective (auto-completed, validated) configuration
+  std::string model_dir;    // <repository>/<model>
+  std::string model_path;   // <model_dir>/<version>/<default_model_filename>
+  std::string config_json;  // the effective (auto-completed, validated) configuration
 };
 
 struct AutoCompleteOptions {
   std::string model_name;
-  std::string model_path;    // as in ModelLoadOptions, for the version being completed
-  std::string config_json;   // what the user wrote (may be nearly empty)
+  std::string model_path;   // as in ModelLoadOptions, for the version being completed
+  std::string config_json;  // what the user wrote (may be nearly empty)
   int default_max_batch_size = 4;
 };
 
@@ -139,5 +155,5 @@ struct BackendOptions {
 // NereidBackendCreate returns a heap object the core owns (deleted through the virtual
 // destructor), or nullptr with *error set.
 using NereidBackendApiVersionFn = uint32_t (*)();
-using NereidBackendCreateFn = nereid::backend::Backend* (*)(
-    const nereid::backend::BackendOptions*, std::string*);
+using NereidBackendCreateFn = nereid::backend::Backend* (*)(const nereid::backend::BackendOptions*,
+                                                            std::string*);

@@ -1,5 +1,6 @@
 #include "core/model/instance_runner.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace nereid {
@@ -78,10 +79,11 @@ class ResponseOutputs final : public backend::OutputAllocator {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(backend::ModelInstance& instance,
-                                                           const ModelInfo& model,
-                                                           std::unique_ptr<InferenceRequest> request,
-                                                           int64_t batch_size) {
+StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
+    backend::ModelInstance& instance, const ModelInfo& model,
+    std::unique_ptr<InferenceRequest> request, int64_t batch_size, ExecutionTimes* times) {
+  times->compute_start = NowNs();
+  times->input_end = times->output_start = times->compute_end = 0;
   const bool batching = model.max_batch_size > 0;
   std::vector<Shape> shapes;
   shapes.reserve(request->inputs.size());
@@ -98,14 +100,25 @@ StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(backend::ModelInstanc
     refs.push_back({in.name, in.data_type, shapes.back(), in.data});
   }
   ResponseOutputs outputs(model, *request);
-  backend::ExecuteArgs args{refs, &outputs, batching ? batch_size : 0};
-  NEREID_RETURN_IF_ERROR(instance.Execute(args));
+  backend::ExecuteTimes backend_times;
+  backend::ExecuteArgs args{refs, &outputs, batching ? batch_size : 0, &backend_times};
+  const uint64_t execute_start = NowNs();
+  const Status executed = instance.Execute(args);
+  const uint64_t execute_end = NowNs();
+  // A backend that reports nothing has all of Execute counted as compute_infer.
+  times->input_end = backend_times.input_end_ns != 0 ? backend_times.input_end_ns : execute_start;
+  times->output_start =
+      backend_times.output_start_ns != 0 ? backend_times.output_start_ns : execute_end;
+  times->output_start = std::max(times->output_start, times->input_end);
+  times->compute_end = times->output_start;  // moved on below once outputs are collected
+  NEREID_RETURN_IF_ERROR(executed);
   auto response = std::make_unique<InferenceResponse>();
   response->model_name = model.name;
   response->model_version = model.version;
   response->id = request->id;
   NEREID_RETURN_IF_ERROR(outputs.MoveInto(response.get()));
   response->request = std::move(request);
+  times->compute_end = NowNs();
   return response;
 }
 

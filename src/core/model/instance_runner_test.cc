@@ -10,6 +10,8 @@
 namespace nereid {
 namespace {
 
+ExecutionTimes times_;  // what the last RunOnInstance recorded
+
 class DoublingInstance : public backend::ModelInstance {
  public:
   std::vector<std::string> produce = {"OUT_A", "OUT_B"};
@@ -62,7 +64,7 @@ std::unique_ptr<InferenceRequest> Request(const std::vector<float>& values, Shap
 
 TEST(InstanceRunnerTest, AllOutputsInConfigOrder) {
   DoublingInstance inst;
-  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1);
+  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1, &times_);
   ASSERT_TRUE(resp.ok()) << resp.status().message();
   ASSERT_EQ((*resp)->outputs.size(), 2u);
   EXPECT_EQ((*resp)->outputs[0].name, "OUT_A");
@@ -78,7 +80,7 @@ TEST(InstanceRunnerTest, RequestedOutputsInRequestOrder) {
   DoublingInstance inst;
   auto req = Request({1, 2, 3, 4}, {1, 2, 2});
   req->outputs = {{"OUT_B", {}}};
-  auto resp = RunOnInstance(inst, Model(false), std::move(req), 1);
+  auto resp = RunOnInstance(inst, Model(false), std::move(req), 1, &times_);
   ASSERT_TRUE(resp.ok());
   ASSERT_EQ((*resp)->outputs.size(), 1u);
   EXPECT_EQ((*resp)->outputs[0].name, "OUT_B");
@@ -89,7 +91,7 @@ TEST(InstanceRunnerTest, ReshapeBothWays) {
   inst.produce = {"OUT_A"};
   auto req = Request({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
   req->outputs = {{"OUT_A", {}}};
-  auto resp = RunOnInstance(inst, Model(true), std::move(req), 2);
+  auto resp = RunOnInstance(inst, Model(true), std::move(req), 2, &times_);
   ASSERT_TRUE(resp.ok()) << resp.status().message();
   EXPECT_EQ(inst.seen_shape, (Shape{2, 4}));
   EXPECT_EQ((*resp)->outputs[0].shape, (Shape{2, 2, 2}));
@@ -98,7 +100,7 @@ TEST(InstanceRunnerTest, ReshapeBothWays) {
 TEST(InstanceRunnerTest, MissingOutputIsInternalError) {
   DoublingInstance inst;
   inst.produce = {"OUT_A"};
-  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1);
+  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1, &times_);
   ASSERT_FALSE(resp.ok());
   EXPECT_EQ(resp.status().code(), StatusCode::kInternal);
   EXPECT_NE(resp.status().message().find("did not produce output 'OUT_B'"), std::string::npos);
@@ -107,9 +109,44 @@ TEST(InstanceRunnerTest, MissingOutputIsInternalError) {
 TEST(InstanceRunnerTest, WrongOutputTypeIsRejected) {
   DoublingInstance inst;
   inst.out_type = DataType::kInt32;
-  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1);
+  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1, &times_);
   ASSERT_FALSE(resp.ok());
   EXPECT_NE(resp.status().message().find("configuration says FP32"), std::string::npos);
+}
+
+TEST(InstanceRunnerTest, PhasesAreOrderedWithoutBackendTimes) {
+  DoublingInstance inst;
+  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1, &times_);
+  ASSERT_TRUE(resp.ok()) << resp.status().message();
+  EXPECT_GT(times_.compute_start, 0u);
+  EXPECT_LE(times_.compute_start, times_.input_end);
+  EXPECT_LE(times_.input_end, times_.output_start);
+  EXPECT_LE(times_.output_start, times_.compute_end);
+}
+
+// A backend that reports its own input/output boundaries has them used as they are.
+class TimedInstance : public DoublingInstance {
+ public:
+  Status Execute(const backend::ExecuteArgs& args) override {
+    if (args.times == nullptr) return Internal("no times");
+    args.times->input_end_ns = backend::ExecuteClockNs();
+    reported_input_end = args.times->input_end_ns;
+    Status s = DoublingInstance::Execute(args);
+    args.times->output_start_ns = backend::ExecuteClockNs();
+    reported_output_start = args.times->output_start_ns;
+    return s;
+  }
+  uint64_t reported_input_end = 0;
+  uint64_t reported_output_start = 0;
+};
+
+TEST(InstanceRunnerTest, BackendReportedPhasesAreUsed) {
+  TimedInstance inst;
+  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1, &times_);
+  ASSERT_TRUE(resp.ok()) << resp.status().message();
+  EXPECT_EQ(times_.input_end, inst.reported_input_end);
+  EXPECT_EQ(times_.output_start, inst.reported_output_start);
+  EXPECT_LE(times_.output_start, times_.compute_end);
 }
 
 }  // namespace

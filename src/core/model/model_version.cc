@@ -1,10 +1,10 @@
 #include "core/model/model_version.h"
 
+#include <thread>
+
 #include "common/logging.h"
 #include "core/model/request_validator.h"
 #include "model_config.pb.h"
-
-#include <thread>
 
 namespace nereid {
 
@@ -63,7 +63,9 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   }
   LOG_VERBOSE(1, "model '{}' version {}: {} instance(s)", config.name(), options.version,
               instances.size());
-  mv->scheduler_ = std::make_unique<DefaultScheduler>(&mv->info_, std::move(instances));
+  mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
+  mv->scheduler_ =
+      std::make_unique<DefaultScheduler>(&mv->info_, mv->stats_.get(), std::move(instances));
   return mv;
 }
 
@@ -79,8 +81,11 @@ void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
   SchedulerJob job;
   job.request = std::move(request);
   job.batch_size = *batch;
-  job.done = [self, done = std::move(done)](
-                 StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+  job.request_start_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                   job.request->received_at.time_since_epoch())
+                                                   .count());
+  job.done = [self,
+              done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
     done(std::move(result));
   };
   self->scheduler_->Enqueue(std::move(job), allow_inline);

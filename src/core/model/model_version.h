@@ -14,6 +14,7 @@
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
 #include "core/scheduler/default_scheduler.h"
+#include "core/stats/model_stats.h"
 
 namespace inference {
 class ModelConfig;
@@ -26,7 +27,7 @@ class ModelVersion {
   struct Options {
     int64_t version = 0;
     std::filesystem::path model_dir;
-    const BackendRegistry::Entry* backend = nullptr;  // outlives the model version
+    const BackendRegistry::Entry* backend = nullptr;       // outlives the model version
     std::shared_ptr<const inference::ModelConfig> config;  // effective, validated
     std::shared_ptr<const std::string> config_json;        // its Triton JSON rendering
   };
@@ -39,6 +40,8 @@ class ModelVersion {
   int64_t version() const { return info_.version; }
   const std::shared_ptr<const inference::ModelConfig>& config() const { return config_; }
   const std::shared_ptr<const std::string>& config_json() const { return config_json_; }
+  // Cumulative statistics of this version; lives as long as the version.
+  ModelStats& stats() const { return *stats_; }
 
   // Validates and schedules. `done` runs exactly once. `self` keeps the version alive until the
   // request completes. With allow_inline the request may run on the calling thread.
@@ -53,7 +56,8 @@ class ModelVersion {
   std::shared_ptr<const inference::ModelConfig> config_;
   std::shared_ptr<const std::string> config_json_;
   std::unique_ptr<backend::Model> backend_model_;
-  std::unique_ptr<DefaultScheduler> scheduler_;  // destroyed before backend_model_
+  std::unique_ptr<ModelStats> stats_;            // outlives scheduler_, which records into it
+  std::unique_ptr<DefaultScheduler> scheduler_;  // destroyed before backend_model_ and stats_
 };
 
 }  // namespace nereid

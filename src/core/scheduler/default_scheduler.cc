@@ -4,9 +4,9 @@
 
 namespace nereid {
 
-DefaultScheduler::DefaultScheduler(const ModelInfo* model,
+DefaultScheduler::DefaultScheduler(const ModelInfo* model, ModelStats* stats,
                                    std::vector<std::unique_ptr<backend::ModelInstance>>&& instances)
-    : model_(model), instances_(std::move(instances)), busy_(instances_.size(), 0) {
+    : model_(model), stats_(stats), instances_(std::move(instances)), busy_(instances_.size(), 0) {
   threads_.reserve(instances_.size());
   for (size_t i = 0; i < instances_.size(); ++i) {
     threads_.emplace_back([this, i] { ExecutorLoop(i); });
@@ -16,9 +16,11 @@ DefaultScheduler::DefaultScheduler(const ModelInfo* model,
 DefaultScheduler::~DefaultScheduler() { Stop(); }
 
 void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
+  job.queue_start_ns = NowNs();
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) {
     lock.unlock();
+    stats_->RecordFailure(FailureReason::kRejected, job.request_start_ns, NowNs());
     job.done(Unavailable("model '" + model_->name + "' is unloading"));
     return;
   }
@@ -37,6 +39,7 @@ void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
     }
   }
   queue_.push_back(std::move(job));
+  stats_->AddPending(1);
   lock.unlock();
   // Every executor re-checks its own instance; with inline runs a plain notify_one could wake
   // the executor of a busy instance and leave the job waiting.
@@ -44,7 +47,18 @@ void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
 }
 
 void DefaultScheduler::Run(size_t index, SchedulerJob& job) {
-  auto result = RunOnInstance(*instances_[index], *model_, std::move(job.request), job.batch_size);
+  ExecutionTimes times;
+  auto result =
+      RunOnInstance(*instances_[index], *model_, std::move(job.request), job.batch_size, &times);
+  const uint64_t end = NowNs();
+  if (result.ok()) {
+    stats_->RecordExecution(job.batch_size, times);
+    stats_->RecordResponse(0, true, times.output_start - times.input_end,
+                           times.compute_end - times.output_start);
+    stats_->RecordSuccess(job.batch_size, job.request_start_ns, job.queue_start_ns, times, end);
+  } else {
+    stats_->RecordFailure(FailureReason::kBackend, job.request_start_ns, end);
+  }
   job.done(std::move(result));
 }
 
@@ -73,10 +87,12 @@ bool DefaultScheduler::IsExecutorThread() const {
 void DefaultScheduler::ExecutorLoop(size_t index) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return (stopping_ && queue_.empty()) || (!queue_.empty() && !busy_[index]); });
+    cv_.wait(lock,
+             [&] { return (stopping_ && queue_.empty()) || (!queue_.empty() && !busy_[index]); });
     if (queue_.empty()) return;  // stopping and drained
     SchedulerJob job = std::move(queue_.front());
     queue_.pop_front();
+    stats_->AddPending(-1);
     busy_[index] = 1;
     lock.unlock();
     Run(index, job);

@@ -19,6 +19,7 @@
 
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
+#include "core/stats/model_stats.h"
 #include "nereid/backend_api.h"
 
 namespace nereid {
@@ -27,12 +28,16 @@ struct SchedulerJob {
   std::unique_ptr<InferenceRequest> request;
   int64_t batch_size = 0;
   InferCallback done;
+  uint64_t request_start_ns = 0;  // NowNs() when the server accepted the request
+  uint64_t queue_start_ns = 0;    // NowNs() when it reached the scheduler (set by Enqueue)
 };
 
 class DefaultScheduler {
  public:
-  // Takes the instances; `model` must outlive the scheduler.
-  DefaultScheduler(const ModelInfo* model,
+  // Takes the instances; `model` and `stats` must outlive the scheduler. Every job's outcome is
+  // recorded in `stats` (success or failure, queue and compute times, the execution) before its
+  // callback runs.
+  DefaultScheduler(const ModelInfo* model, ModelStats* stats,
                    std::vector<std::unique_ptr<backend::ModelInstance>>&& instances);
   ~DefaultScheduler();  // Stop()s if needed
 
@@ -48,6 +53,7 @@ class DefaultScheduler {
   void Run(size_t index, SchedulerJob& job);
 
   const ModelInfo* model_;
+  ModelStats* stats_;
   std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
   std::vector<std::thread> threads_;
   std::mutex mu_;

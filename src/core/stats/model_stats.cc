@@ -1,0 +1,145 @@
+#include "core/stats/model_stats.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace nereid {
+namespace {
+
+uint64_t Span(uint64_t from, uint64_t to) { return to > from ? to - from : 0; }
+
+uint64_t WallClockMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+void AddTo(ResponseStat& r, bool success, uint64_t infer_ns, uint64_t output_ns) {
+  r.compute_infer.count++;
+  r.compute_infer.ns += infer_ns;
+  r.compute_output.count++;
+  r.compute_output.ns += output_ns;
+  DurationStat& outcome = success ? r.success : r.fail;
+  outcome.count++;
+  outcome.ns += infer_ns + output_ns;
+}
+
+}  // namespace
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+const char* FailureReasonLabel(FailureReason reason) {
+  switch (reason) {
+    case FailureReason::kRejected:
+      return "REJECTED";
+    case FailureReason::kCanceled:
+      return "CANCELED";
+    case FailureReason::kBackend:
+      return "BACKEND";
+    case FailureReason::kOther:
+      break;
+  }
+  return "OTHER";
+}
+
+ModelStats::ModelStats(int64_t max_batch_size)
+    : batches_(std::make_unique<AtomicBatch[]>(
+          static_cast<size_t>(std::max<int64_t>(1, max_batch_size)))),
+      batch_slots_(static_cast<size_t>(std::max<int64_t>(1, max_batch_size))) {}
+
+void ModelStats::RecordSuccess(int64_t batch_size, uint64_t request_start, uint64_t queue_start,
+                               const ExecutionTimes& exec, uint64_t request_end) {
+  inference_count_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(1, batch_size)),
+                             std::memory_order_relaxed);
+  success_.Add(Span(request_start, request_end));
+  queue_.Add(Span(queue_start, exec.compute_start));
+  compute_input_.Add(Span(exec.compute_start, exec.input_end));
+  compute_infer_.Add(Span(exec.input_end, exec.output_start));
+  compute_output_.Add(Span(exec.output_start, exec.compute_end));
+  const uint64_t now_ms = WallClockMs();
+  uint64_t last = last_inference_ms_.load(std::memory_order_relaxed);
+  while (last < now_ms &&
+         !last_inference_ms_.compare_exchange_weak(last, now_ms, std::memory_order_relaxed)) {
+  }
+}
+
+void ModelStats::RecordFailure(FailureReason reason, uint64_t request_start, uint64_t request_end) {
+  fail_.Add(Span(request_start, request_end));
+  fail_by_reason_[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void ModelStats::RecordExecution(int64_t batch_size, const ExecutionTimes& exec) {
+  execution_count_.fetch_add(1, std::memory_order_relaxed);
+  const size_t size = static_cast<size_t>(std::max<int64_t>(1, batch_size));
+  if (size > batch_slots_) return;  // cannot happen for a validated request; never index past
+  AtomicBatch& b = batches_[size - 1];
+  b.compute_input.Add(Span(exec.compute_start, exec.input_end));
+  b.compute_infer.Add(Span(exec.input_end, exec.output_start));
+  b.compute_output.Add(Span(exec.output_start, exec.compute_end));
+}
+
+void ModelStats::RecordResponse(uint64_t index, bool success, uint64_t compute_infer_ns,
+                                uint64_t compute_output_ns) {
+  if (index == 0) {
+    first_response_.compute_infer.Add(compute_infer_ns);
+    first_response_.compute_output.Add(compute_output_ns);
+    (success ? first_response_.success : first_response_.fail)
+        .Add(compute_infer_ns + compute_output_ns);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  AddTo(later_responses_[index], success, compute_infer_ns, compute_output_ns);
+}
+
+void ModelStats::SetMemoryUsage(std::vector<MemoryUsage> usage) {
+  std::lock_guard<std::mutex> lock(mu_);
+  memory_usage_ = std::move(usage);
+}
+
+ModelStatsSnapshot ModelStats::Snapshot() const {
+  ModelStatsSnapshot s;
+  s.last_inference_ms = last_inference_ms_.load(std::memory_order_relaxed);
+  s.inference_count = inference_count_.load(std::memory_order_relaxed);
+  s.execution_count = execution_count_.load(std::memory_order_relaxed);
+  s.pending_requests = std::max<int64_t>(0, pending_.load(std::memory_order_relaxed));
+  s.success = success_.Load();
+  s.fail = fail_.Load();
+  s.queue = queue_.Load();
+  s.compute_input = compute_input_.Load();
+  s.compute_infer = compute_infer_.Load();
+  s.compute_output = compute_output_.Load();
+  s.cache_hit = cache_hit_.Load();
+  s.cache_miss = cache_miss_.Load();
+  for (size_t i = 0; i < fail_by_reason_.size(); ++i) {
+    s.fail_by_reason[i] = fail_by_reason_[i].load(std::memory_order_relaxed);
+  }
+  for (size_t i = 0; i < batch_slots_; ++i) {
+    const AtomicBatch& b = batches_[i];
+    BatchStat stat;
+    stat.batch_size = i + 1;
+    stat.compute_input = b.compute_input.Load();
+    stat.compute_infer = b.compute_infer.Load();
+    stat.compute_output = b.compute_output.Load();
+    if (stat.compute_infer.count > 0) s.batch_stats.push_back(stat);
+  }
+  const DurationStat first_infer = first_response_.compute_infer.Load();
+  if (first_infer.count > 0) {
+    ResponseStat& r = s.response_stats["0"];
+    r.compute_infer = first_infer;
+    r.compute_output = first_response_.compute_output.Load();
+    r.success = first_response_.success.Load();
+    r.fail = first_response_.fail.Load();
+    r.empty_response = first_response_.empty_response.Load();
+    r.cancel = first_response_.cancel.Load();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [index, stat] : later_responses_) s.response_stats[std::to_string(index)] = stat;
+  s.memory_usage = memory_usage_;
+  return s;
+}
+
+}  // namespace nereid

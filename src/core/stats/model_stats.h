@@ -1,0 +1,157 @@
+// ModelStats: the cumulative statistics of one model version (seed 004, the statistics extension),
+// recorded on the request path and read by the statistics API and the metrics endpoint.
+//
+// Recording never takes a lock: every counter is a relaxed atomic, and batch statistics live in a
+// fixed array indexed by batch size (sized from max_batch_size at load). Only the response
+// statistics past the first response (decoupled models only) and the snapshot use a mutex. A
+// snapshot taken while requests complete may mix counters of a request that is half recorded; each
+// counter on its own is exact, and every counter is monotonic.
+//
+// Time: request timestamps are steady-clock nanoseconds (NowNs); last_inference is wall-clock
+// milliseconds since the epoch, taken when a successful request completes.
+//
+// Thread-safety: every method may be called from any thread concurrently.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace nereid {
+
+// Steady-clock nanoseconds, the time base of every RequestTimes/ExecutionTimes field.
+uint64_t NowNs();
+
+struct DurationStat {
+  uint64_t count = 0;
+  uint64_t ns = 0;
+};
+
+struct BatchStat {
+  uint64_t batch_size = 0;
+  DurationStat compute_input;
+  DurationStat compute_infer;
+  DurationStat compute_output;
+};
+
+struct ResponseStat {
+  DurationStat compute_infer;
+  DurationStat compute_output;
+  DurationStat success;
+  DurationStat fail;
+  DurationStat empty_response;
+  DurationStat cancel;
+};
+
+struct MemoryUsage {
+  std::string type;  // "CPU", "CPU_PINNED", "GPU"
+  int64_t id = 0;
+  uint64_t byte_size = 0;
+};
+
+// Why a request failed, as the nv_inference_request_failure metric labels it.
+enum class FailureReason { kRejected, kCanceled, kBackend, kOther };
+inline constexpr int kFailureReasonCount = 4;
+const char* FailureReasonLabel(FailureReason reason);  // "REJECTED", "CANCELED", ...
+
+struct ModelStatsSnapshot {
+  uint64_t last_inference_ms = 0;
+  uint64_t inference_count = 0;
+  uint64_t execution_count = 0;
+  DurationStat success;
+  DurationStat fail;
+  DurationStat queue;
+  DurationStat compute_input;
+  DurationStat compute_infer;
+  DurationStat compute_output;
+  DurationStat cache_hit;
+  DurationStat cache_miss;
+  std::array<uint64_t, kFailureReasonCount> fail_by_reason{};  // indexed by FailureReason
+  int64_t pending_requests = 0;
+  std::vector<BatchStat> batch_stats;                  // executed sizes only, ascending
+  std::map<std::string, ResponseStat> response_stats;  // keyed by response index
+  std::vector<MemoryUsage> memory_usage;
+};
+
+// When one execution (of one request, or of a batch of requests) ran, steady-clock ns.
+// compute_start <= input_end <= output_start <= compute_end.
+struct ExecutionTimes {
+  uint64_t compute_start = 0;  // the core starts preparing inputs for the backend
+  uint64_t input_end = 0;      // inputs ready, the framework starts computing
+  uint64_t output_start = 0;   // computing done, outputs start being extracted
+  uint64_t compute_end = 0;    // outputs extracted into the response
+};
+
+class ModelStats {
+ public:
+  // Batch statistics are kept for sizes 1..max(1, max_batch_size); larger sizes cannot execute.
+  explicit ModelStats(int64_t max_batch_size);
+  ModelStats(const ModelStats&) = delete;
+  ModelStats& operator=(const ModelStats&) = delete;
+
+  // One successful request of `batch_size` (0 or 1 count one inference) that entered the model's
+  // queue at `queue_start`, was received at `request_start`, executed at `exec` and completed at
+  // `request_end`.
+  void RecordSuccess(int64_t batch_size, uint64_t request_start, uint64_t queue_start,
+                     const ExecutionTimes& exec, uint64_t request_end);
+  // One failed request; its duration counts in `fail` only.
+  void RecordFailure(FailureReason reason, uint64_t request_start, uint64_t request_end);
+  // One successful model execution over `batch_size` batch elements (0 for non-batching models,
+  // recorded as 1).
+  void RecordExecution(int64_t batch_size, const ExecutionTimes& exec);
+  // Response `index` of a request (0 for the only response of a non-decoupled model).
+  void RecordResponse(uint64_t index, bool success, uint64_t compute_infer_ns,
+                      uint64_t compute_output_ns);
+
+  // Requests queued for this version and not yet handed to an instance.
+  void AddPending(int64_t delta) { pending_.fetch_add(delta, std::memory_order_relaxed); }
+
+  // Measured once, at load.
+  void SetMemoryUsage(std::vector<MemoryUsage> usage);
+
+  ModelStatsSnapshot Snapshot() const;
+
+ private:
+  struct AtomicDuration {
+    std::atomic<uint64_t> count{0};
+    std::atomic<uint64_t> ns{0};
+    void Add(uint64_t duration_ns) {
+      count.fetch_add(1, std::memory_order_relaxed);
+      ns.fetch_add(duration_ns, std::memory_order_relaxed);
+    }
+    DurationStat Load() const {
+      return {count.load(std::memory_order_relaxed), ns.load(std::memory_order_relaxed)};
+    }
+  };
+  struct AtomicBatch {
+    AtomicDuration compute_input;
+    AtomicDuration compute_infer;
+    AtomicDuration compute_output;
+  };
+
+  std::atomic<uint64_t> last_inference_ms_{0};
+  std::atomic<uint64_t> inference_count_{0};
+  std::atomic<uint64_t> execution_count_{0};
+  std::atomic<int64_t> pending_{0};
+  AtomicDuration success_, fail_, queue_, compute_input_, compute_infer_, compute_output_;
+  AtomicDuration cache_hit_, cache_miss_;
+  std::array<std::atomic<uint64_t>, kFailureReasonCount> fail_by_reason_{};
+  std::unique_ptr<AtomicBatch[]> batches_;  // index = batch size - 1
+  size_t batch_slots_ = 0;
+
+  struct AtomicResponse {
+    AtomicDuration compute_infer, compute_output, success, fail, empty_response, cancel;
+  };
+  AtomicResponse first_response_;  // index 0, the one every request has: lock-free
+
+  mutable std::mutex mu_;                             // guards the two members below
+  std::map<uint64_t, ResponseStat> later_responses_;  // index >= 1 (decoupled/streamed models)
+  std::vector<MemoryUsage> memory_usage_;
+};
+
+}  // namespace nereid
