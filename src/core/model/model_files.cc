@@ -29,7 +29,7 @@ StatusOr<std::string> ReadContainedFile(const std::filesystem::path& base_dir,
   const auto path = std::filesystem::canonical(root / rel, ec);
   if (ec) return InvalidArgument(what + " '" + relative + "' cannot be read: " + ec.message());
   if (!IsInside(root, path)) {
-    return InvalidArgument(what + " '" + relative + "' must stay inside " + base_dir.string());
+    return InvalidArgument(what + " '" + relative + "' must stay inside its directory");
   }
   if (!std::filesystem::is_regular_file(path, ec)) {
     return InvalidArgument(what + " '" + relative + "' is not a regular file");

@@ -1,0 +1,188 @@
+"""Reload semantics (REFERENCE.md §5.2, §5.3): zero failed requests while a model is reloaded
+under load, failed reloads keep the old version serving, requests in flight finish on an
+unloaded version, a model directory deleted while loading, version policy re-evaluated on load,
+warmup success and failure."""
+
+import os
+import shutil
+import threading
+
+import numpy as np
+import pytest
+
+from helpers import assert_error, build_infer_request, new_session, parse_response, tensor
+from mm_helpers import (check_simple_ok, copy_model, index_entry, infer_simple, infer_versioned,
+                        load, mode_server, ready, unload, wait_until)
+
+
+@pytest.fixture()
+def explicit(tmp_path):
+    copy_model(("fixtures", "single_good"), "simple", tmp_path)
+    s = mode_server([tmp_path], "explicit", ["--load-model=simple"], name="reload")
+    s.root = tmp_path
+    yield s
+    assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def test_reload_under_continuous_load_drops_no_request(explicit):
+    """Two clients keep sending while the model is reloaded ten times: zero failed requests."""
+    stop = threading.Event()
+    results = {"ok": 0, "failed": []}
+    lock = threading.Lock()
+
+    def client():
+        session = new_session()
+        while not stop.is_set():
+            r = infer_simple(explicit, "simple", session=session)
+            with lock:
+                if r.status_code == 200:
+                    results["ok"] += 1
+                else:
+                    results["failed"].append((r.status_code, r.content[:200]))
+        session.close()
+
+    threads = [threading.Thread(target=client) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        wait_until(lambda: results["ok"] >= 10, what="the clients to get going")
+        for _ in range(10):
+            r = load(explicit, "simple")
+            assert r.status_code == 200, r.content
+            before = results["ok"]
+            wait_until(lambda: results["ok"] > before, what="requests served after a reload")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=60)
+    assert results["failed"] == []
+    assert explicit.stderr().count("successfully loaded 'simple' version 1") == 11
+    check_simple_ok(infer_simple(explicit, "simple"))
+
+
+def test_failed_reload_keeps_the_old_version_serving(explicit):
+    cfg_path = os.path.join(explicit.root, "simple", "config.pbtxt")
+    with open(cfg_path) as f:
+        good = f.read()
+    # A configuration the model file contradicts: the backend refuses to load it.
+    with open(cfg_path, "w") as f:
+        f.write(good.replace("TYPE_INT32", "TYPE_FP32"))
+    assert_error(load(explicit, "simple"), 400, "load failed for model 'simple'")
+    check_simple_ok(infer_simple(explicit, "simple"))
+    assert index_entry(explicit, "simple") == [
+        {"name": "simple", "version": "1", "state": "READY", "reason": ""}]
+    # A configuration that does not even parse.
+    with open(cfg_path, "w") as f:
+        f.write("max_batch_size: [[[")
+    assert_error(load(explicit, "simple"), 400, "load failed for model 'simple'")
+    check_simple_ok(infer_simple(explicit, "simple"))
+    with open(cfg_path, "w") as f:
+        f.write(good)
+    assert load(explicit, "simple").status_code == 200
+    check_simple_ok(infer_simple(explicit, "simple"))
+
+
+def slow_request(server, results):
+    body, headers = build_infer_request([tensor("INPUT0", "FP32", np.array([7.5], np.float32))])
+    r = new_session().post(server.url("/v2/models/slow_identity/infer"), data=body,
+                           headers=headers, timeout=60)
+    results.append(r)
+
+
+def test_unload_with_requests_in_flight(tmp_path):
+    copy_model(("fixtures", "features"), "slow_identity", tmp_path)
+    with mode_server([tmp_path], "explicit", ["--load-model=slow_identity"]) as s:
+        results = []
+        t = threading.Thread(target=slow_request, args=(s, results))
+        t.start()
+        # The request is in flight once the instance is busy: a second request then queues.
+        wait_until(lambda: "slow_identity" in s.stderr(), what="the server log")
+        import time
+        time.sleep(0.1)  # let the request reach the model (~300 ms of work)
+        r = unload(s, "slow_identity")
+        assert r.status_code == 200
+        in_flight = t.is_alive()
+        # New requests fail at once with Triton's error while the old one finishes.
+        body, headers = build_infer_request(
+            [tensor("INPUT0", "FP32", np.array([1.0], np.float32))])
+        assert_error(s.post("/v2/models/slow_identity/infer", data=body, headers=headers),
+                     contains="slow_identity")
+        t.join(timeout=60)
+        assert results and results[0].status_code == 200, results[0].content
+        _, values, _ = parse_response(results[0])
+        assert values["OUTPUT0"].tolist() == [7.5]
+        if in_flight:
+            states = {e.get("state") for e in index_entry(s, "slow_identity")}
+            assert states <= {"UNLOADING", "UNAVAILABLE"}
+        wait_until(lambda: index_entry(s, "slow_identity") == [
+            {"name": "slow_identity", "version": "1", "state": "UNAVAILABLE",
+             "reason": "unloaded"}], what="the version to be released")
+    assert s.returncode == 0
+
+
+def test_model_directory_deleted_while_loading(tmp_path):
+    copy_model(("fixtures", "management"), "slow_warmup", tmp_path)
+    with mode_server([tmp_path], "explicit") as s:
+        results = []
+        t = threading.Thread(target=lambda: results.append(load(s, "slow_warmup")))
+        t.start()
+        s.wait_for_log("model 'slow_warmup' version 1: warmup sample 'slow'")
+        shutil.rmtree(os.path.join(tmp_path, "slow_warmup"))
+        t.join(timeout=120)
+        assert_error(results[0], 400, "load failed for model 'slow_warmup'")
+        assert "version 2" in results[0].json()["error"]
+        assert s.get("/v2/health/live").status_code == 200
+        # The directory is gone: a new load cannot find it.
+        assert_error(load(s, "slow_warmup"), 500, "failed to poll from model repository")
+    assert s.returncode == 0
+
+
+def test_load_reevaluates_the_version_policy(tmp_path):
+    src = copy_model(("fixtures", "features"), "versioned_latest", tmp_path)
+    shutil.rmtree(os.path.join(src, "3"))
+    shutil.rmtree(os.path.join(src, "2"))
+    with mode_server([tmp_path], "explicit", ["--load-model=versioned_latest"]) as s:
+        assert infer_versioned(s, "versioned_latest") == 1
+        shutil.copytree(os.path.join(tmp_path, "versioned_latest", "1"),
+                        os.path.join(tmp_path, "versioned_latest", "9"))
+        assert load(s, "versioned_latest").status_code == 200
+        assert infer_versioned(s, "versioned_latest") == 1  # version 9 holds the +1 model
+        assert ready(s, "versioned_latest", 9)
+        wait_until(lambda: not ready(s, "versioned_latest", 1), what="version 1 to unload")
+        assert_error(s.get("/v2/models/versioned_latest/versions/1/ready"), 400)
+
+
+# ------------------------------------------------------------------------------------ warmup
+
+@pytest.fixture(scope="module")
+def management():
+    from helpers import repo
+    s = mode_server([repo("fixtures", "management")], "explicit", name="management")
+    yield s
+    assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def test_warmup_runs_before_ready(management):
+    assert load(management, "warmup_ok").status_code == 200
+    log = management.stderr()
+    zeros = log.index("model 'warmup_ok' version 1: warmup sample 'zeros' (2 run(s) on 1 instance(s))")
+    from_file = log.index("model 'warmup_ok' version 1: warmup sample 'from_file' (1 run(s)")
+    done = log.index("successfully loaded 'warmup_ok' version 1")
+    assert zeros < from_file < done
+    check_simple_ok(infer_simple(management, "warmup_ok"))
+
+
+@pytest.mark.parametrize("model,needle", [
+    ("warmup_bad_size", "warmup sample 'from_file' input 'INPUT1': warmup setting expects 64 "
+                        "bytes, but the data provided from 'input0.bin' has 60 bytes"),
+    ("warmup_bad_input", "warmup sample 'wrong_dims' failed on instance 0"),
+    ("warmup_escape", "warmup sample 'from_file' input 'INPUT0': input_data_file 'input0.bin' "
+                      "must stay inside its directory"),
+    ("labels_escape", "label_filename 'labels.txt' must stay inside its directory"),
+])
+def test_warmup_and_label_failures_fail_the_load(management, model, needle):
+    msg = assert_error(load(management, model), 400, f"load failed for model '{model}'")
+    assert needle in msg
+    assert not ready(management, model)
+    [entry] = index_entry(management, model)
+    assert entry["state"] == "UNAVAILABLE" and needle in entry["reason"]
