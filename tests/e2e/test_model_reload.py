@@ -173,7 +173,7 @@ def test_warmup_runs_before_ready(management):
 
 
 @pytest.mark.parametrize("model,needle", [
-    ("warmup_bad_size", "warmup sample 'from_file' input 'INPUT1': warmup setting expects 64 "
+    ("warmup_bad_size", "warmup sample 'from_file' input 'INPUT0': warmup setting expects 64 "
                         "bytes, but the data provided from 'input0.bin' has 60 bytes"),
     ("warmup_bad_input", "warmup sample 'wrong_dims' failed on instance 0"),
     ("warmup_escape", "warmup sample 'from_file' input 'INPUT0': input_data_file 'input0.bin' "

@@ -1,6 +1,7 @@
 #include "core/model/warmup.h"
 
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "common/logging.h"
@@ -96,7 +97,11 @@ StatusOr<std::vector<WarmupSample>> BuildWarmupSamples(const inference::ModelCon
     sample.name = w.name();
     sample.count = static_cast<int>(std::min<uint32_t>(w.count(), 1u << 20));
     const int64_t batch = batching ? std::max<int64_t>(1, w.batch_size()) : 1;
-    for (const auto& [name, in] : w.inputs()) {
+    // Sorted by name: protobuf map order is unspecified, errors must be reproducible.
+    std::map<std::string, const WarmupConfig::Input*> inputs;
+    for (const auto& [name, in] : w.inputs()) inputs.emplace(name, &in);
+    for (const auto& [name, in_ptr] : inputs) {
+      const WarmupConfig::Input& in = *in_ptr;
       const std::string where = Where(config.name(), w.name(), name);
       const auto type = static_cast<DataType>(in.data_type());
       const Shape dims(in.dims().begin(), in.dims().end());
