@@ -186,3 +186,41 @@ def test_warmup_and_label_failures_fail_the_load(management, model, needle):
     assert not ready(management, model)
     [entry] = index_entry(management, model)
     assert entry["state"] == "UNAVAILABLE" and needle in entry["reason"]
+
+
+# ------------------------------------------------------------------------------------ parallel
+
+def test_a_slow_load_blocks_neither_inference_nor_other_loads(tmp_path):
+    copy_model(("fixtures", "management"), "slow_warmup", tmp_path)
+    copy_model(("fixtures", "single_good"), "simple", tmp_path)
+    with mode_server([tmp_path], "explicit", ["--load-model=simple"]) as s:
+        results = []
+        t = threading.Thread(target=lambda: results.append(load(s, "slow_warmup")))
+        t.start()
+        s.wait_for_log("model 'slow_warmup' version 1: warmup sample 'slow'")
+        # While slow_warmup warms up (~1 s per version), simple serves and reloads.
+        check_simple_ok(infer_simple(s, "simple"))
+        assert load(s, "simple").status_code == 200
+        check_simple_ok(infer_simple(s, "simple"))
+        assert t.is_alive(), "slow_warmup finished loading too early for this test to mean much"
+        assert {e.get("state") for e in index_entry(s, "slow_warmup")} <= {"LOADING", "READY"}
+        t.join(timeout=120)
+        assert results[0].status_code == 200, results[0].content
+        assert ready(s, "slow_warmup", 1) and ready(s, "slow_warmup", 2)
+    assert s.returncode == 0
+
+
+def test_unload_while_loading_cancels_the_load(tmp_path):
+    copy_model(("fixtures", "management"), "slow_warmup", tmp_path)
+    with mode_server([tmp_path], "explicit") as s:
+        results = []
+        t = threading.Thread(target=lambda: results.append(load(s, "slow_warmup")))
+        t.start()
+        s.wait_for_log("model 'slow_warmup' version 1: warmup sample 'slow'")
+        assert unload(s, "slow_warmup").status_code == 200
+        t.join(timeout=120)
+        assert_error(results[0], 503, "load of model 'slow_warmup' was cancelled by an unload")
+        assert not ready(s, "slow_warmup")
+        assert {e.get("state") for e in index_entry(s, "slow_warmup")} == {"UNAVAILABLE"}
+        assert load(s, "slow_warmup").status_code == 200  # a later load works
+    assert s.returncode == 0

@@ -198,6 +198,10 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
   }
   std::map<int64_t, StatusOr<ServedHandle>> loaded;
   for (int64_t v : todo) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (models_[name].epoch != epoch) break;  // unloaded meanwhile: CommitLoad cancels
+    }
     ModelVersion::Options mo{v, plan.dir, resolved->backend, resolved->config,
                              resolved->config_json};
     auto version = ModelVersion::Load(mo);
@@ -208,10 +212,10 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
       loaded.emplace(v, version.status());
     }
   }
-  return CommitLoad(name, epoch, plan, *resolved, loaded);
+  return CommitLoad(name, epoch, *resolved, loaded);
 }
 
-Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch, const LoadPlan& plan,
+Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
                                    const ResolvedModel& resolved,
                                    std::map<int64_t, StatusOr<ServedHandle>>& loaded) {
   std::vector<std::shared_ptr<ModelVersion>> dropping;
@@ -273,7 +277,6 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch, cons
     }
     PublishLocked();
   }
-  (void)plan;
   // Outside the lock: the last reference hands the version to the reaper.
   dropping.clear();
   return first_error;

@@ -123,8 +123,7 @@ class ModelRepository {
 
   explicit ModelRepository(const Options& options);
   Status LoadWithPlan(const std::string& name, const LoadPlan& plan);
-  Status CommitLoad(const std::string& name, uint64_t epoch, const LoadPlan& plan,
-                    const ResolvedModel& resolved,
+  Status CommitLoad(const std::string& name, uint64_t epoch, const ResolvedModel& resolved,
                     std::map<int64_t, StatusOr<ServedHandle>>& loaded);
   std::shared_ptr<std::mutex> LoadMutex(const std::string& name);
   void UnloadLocked(ModelEntry& entry, std::vector<std::shared_ptr<ModelVersion>>* dropping);
