@@ -70,7 +70,12 @@ void RepositoryPoller::Loop() {
 
 void RepositoryPoller::ScanOnce() {
   std::lock_guard<std::mutex> lock(scan_mu_);
+  const auto started = std::chrono::steady_clock::now();
   std::map<std::string, Observed> current = Observe();
+  LOG_VERBOSE(1, "repository scan: {} model(s) fingerprinted in {} ms", current.size(),
+              std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count());
   std::set<std::string> names;
   for (const auto* m : {&current, &seen_, &applied_}) {
     for (const auto& [name, o] : *m) names.insert(name);
