@@ -133,9 +133,10 @@ def test_label_file_edit_reloads_the_model(poll):
                what="the new labels")
 
 
-def test_sighup_triggers_an_immediate_scan(tmp_path):
+@pytest.mark.parametrize("secs", [3600, 0], ids=["timer", "no-thread"])
+def test_sighup_triggers_an_immediate_scan(tmp_path, secs):
     copy_model(("fixtures", "single_good"), "simple", tmp_path)
-    with mode_server([tmp_path], "poll", ["--repository-poll-secs=3600"]) as s:
+    with mode_server([tmp_path], "poll", [f"--repository-poll-secs={secs}"]) as s:
         copy_model(("fixtures", "single_good"), "simple", tmp_path, "hup")
         for scans in (1, 2):  # the stability rule needs two scans that agree
             s.send_signal(signal.SIGHUP)

@@ -145,6 +145,7 @@ bool InferenceServer::PollRepositoryNow() {
   if (options_.repository_poll_secs > 0) {
     poller_->Trigger();
   } else {
+    LOG_INFO("rescanning the model repository (SIGHUP)");
     poller_->ScanOnce();
   }
   return true;
