@@ -75,8 +75,8 @@ TEST(CommandLineTest, ModelControlModes) {
   ASSERT_TRUE(poll.ok());
   EXPECT_EQ(poll->server.model_control_mode, ModelControlMode::kPoll);
   EXPECT_EQ(poll->server.repository_poll_secs, 15);
-  auto poll0 = Parse({"--model-repository=/m", "--model-control-mode=poll",
-                      "--repository-poll-secs=0"});
+  auto poll0 =
+      Parse({"--model-repository=/m", "--model-control-mode=poll", "--repository-poll-secs=0"});
   ASSERT_TRUE(poll0.ok());
   EXPECT_EQ(poll0->server.repository_poll_secs, 0);
 
@@ -86,8 +86,8 @@ TEST(CommandLineTest, ModelControlModes) {
   EXPECT_EQ(expl->server.model_control_mode, ModelControlMode::kExplicit);
   EXPECT_EQ(expl->server.startup_models, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(expl->server.model_load_thread_count, 2);
-  EXPECT_TRUE(Parse({"--model-repository=/m", "--model-control-mode=explicit",
-                     "--load-model=*"}).ok());
+  EXPECT_TRUE(
+      Parse({"--model-repository=/m", "--model-control-mode=explicit", "--load-model=*"}).ok());
 }
 
 TEST(CommandLineTest, ModelControlErrors) {
@@ -100,8 +100,9 @@ TEST(CommandLineTest, ModelControlErrors) {
                 .status()
                 .message(),
             "--load-model is only allowed with --model-control-mode=explicit");
-  EXPECT_FALSE(Parse({"--model-repository=/m", "--model-control-mode=poll",
-                      "--repository-poll-secs=-1"}).ok());
+  EXPECT_FALSE(
+      Parse({"--model-repository=/m", "--model-control-mode=poll", "--repository-poll-secs=-1"})
+          .ok());
   EXPECT_FALSE(Parse({"--model-repository=/m", "--model-load-thread-count=0"}).ok());
 }
 

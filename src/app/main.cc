@@ -1,8 +1,9 @@
 // nereid: start-up, serving and graceful shutdown.
 //
 // SIGINT/SIGTERM (and SIGHUP, which rescans the repositories in POLL mode) are blocked in every
-// thread and taken synchronously here with sigwait, so no work happens in a signal handler. Shutdown order: stop accepting connections, let inferences in
-// flight finish (up to --exit-timeout-secs), write their replies, unload models, exit 0.
+// thread and taken synchronously here with sigwait, so no work happens in a signal handler.
+// Shutdown order: stop accepting connections, let inferences in flight finish (up to
+// --exit-timeout-secs), write their replies, unload models, exit 0.
 #include <signal.h>
 #include <unistd.h>
 
@@ -50,7 +51,7 @@ int Run(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGHUP);  // POLL mode: rescan the repositories now
+  sigaddset(&signals, SIGHUP);                    // POLL mode: rescan the repositories now
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // inherited by every thread created below
 
   const auto started = std::chrono::steady_clock::now();

@@ -120,13 +120,20 @@ def test_unload_with_requests_in_flight(tmp_path):
     assert s.returncode == 0
 
 
+def start_slow_load(server):
+    """Starts loading slow_warmup on a thread; returns once version 1 is warming up (about a
+    second before that version is READY). Returns (thread, [response])."""
+    results = []
+    t = threading.Thread(target=lambda: results.append(load(server, "slow_warmup")))
+    t.start()
+    server.wait_for_log("model 'slow_warmup' version 1: warmup sample 'slow'")
+    return t, results
+
+
 def test_model_directory_deleted_while_loading(tmp_path):
     copy_model(("fixtures", "management"), "slow_warmup", tmp_path)
     with mode_server([tmp_path], "explicit") as s:
-        results = []
-        t = threading.Thread(target=lambda: results.append(load(s, "slow_warmup")))
-        t.start()
-        s.wait_for_log("model 'slow_warmup' version 1: warmup sample 'slow'")
+        t, results = start_slow_load(s)
         shutil.rmtree(os.path.join(tmp_path, "slow_warmup"))
         t.join(timeout=120)
         assert_error(results[0], 400, "load failed for model 'slow_warmup'")
@@ -194,10 +201,7 @@ def test_a_slow_load_blocks_neither_inference_nor_other_loads(tmp_path):
     copy_model(("fixtures", "management"), "slow_warmup", tmp_path)
     copy_model(("fixtures", "single_good"), "simple", tmp_path)
     with mode_server([tmp_path], "explicit", ["--load-model=simple"]) as s:
-        results = []
-        t = threading.Thread(target=lambda: results.append(load(s, "slow_warmup")))
-        t.start()
-        s.wait_for_log("model 'slow_warmup' version 1: warmup sample 'slow'")
+        t, results = start_slow_load(s)
         # While slow_warmup warms up (~1 s per version), simple serves and reloads.
         check_simple_ok(infer_simple(s, "simple"))
         assert load(s, "simple").status_code == 200
@@ -213,10 +217,7 @@ def test_a_slow_load_blocks_neither_inference_nor_other_loads(tmp_path):
 def test_unload_while_loading_cancels_the_load(tmp_path):
     copy_model(("fixtures", "management"), "slow_warmup", tmp_path)
     with mode_server([tmp_path], "explicit") as s:
-        results = []
-        t = threading.Thread(target=lambda: results.append(load(s, "slow_warmup")))
-        t.start()
-        s.wait_for_log("model 'slow_warmup' version 1: warmup sample 'slow'")
+        t, results = start_slow_load(s)
         assert unload(s, "slow_warmup").status_code == 200
         t.join(timeout=120)
         assert_error(results[0], 503, "load of model 'slow_warmup' was cancelled by an unload")

@@ -52,17 +52,38 @@ Status Classify(const ModelInfo& model, const std::vector<std::string>* labels, 
   const size_t k = std::min<size_t>(static_cast<size_t>(n), per_item);
   std::string result;
   switch (out->data_type) {
-    case DataType::kUint8: TopK<uint8_t>(*out, items, per_item, k, labels, &result); break;
-    case DataType::kUint16: TopK<uint16_t>(*out, items, per_item, k, labels, &result); break;
-    case DataType::kUint32: TopK<uint32_t>(*out, items, per_item, k, labels, &result); break;
-    case DataType::kUint64: TopK<uint64_t>(*out, items, per_item, k, labels, &result); break;
-    case DataType::kInt8: TopK<int8_t>(*out, items, per_item, k, labels, &result); break;
-    case DataType::kInt16: TopK<int16_t>(*out, items, per_item, k, labels, &result); break;
-    case DataType::kInt32: TopK<int32_t>(*out, items, per_item, k, labels, &result); break;
-    case DataType::kInt64: TopK<int64_t>(*out, items, per_item, k, labels, &result); break;
-    case DataType::kFp32: TopK<float>(*out, items, per_item, k, labels, &result); break;
-    case DataType::kFp64: TopK<double>(*out, items, per_item, k, labels, &result); break;
-    default: break;
+    case DataType::kUint8:
+      TopK<uint8_t>(*out, items, per_item, k, labels, &result);
+      break;
+    case DataType::kUint16:
+      TopK<uint16_t>(*out, items, per_item, k, labels, &result);
+      break;
+    case DataType::kUint32:
+      TopK<uint32_t>(*out, items, per_item, k, labels, &result);
+      break;
+    case DataType::kUint64:
+      TopK<uint64_t>(*out, items, per_item, k, labels, &result);
+      break;
+    case DataType::kInt8:
+      TopK<int8_t>(*out, items, per_item, k, labels, &result);
+      break;
+    case DataType::kInt16:
+      TopK<int16_t>(*out, items, per_item, k, labels, &result);
+      break;
+    case DataType::kInt32:
+      TopK<int32_t>(*out, items, per_item, k, labels, &result);
+      break;
+    case DataType::kInt64:
+      TopK<int64_t>(*out, items, per_item, k, labels, &result);
+      break;
+    case DataType::kFp32:
+      TopK<float>(*out, items, per_item, k, labels, &result);
+      break;
+    case DataType::kFp64:
+      TopK<double>(*out, items, per_item, k, labels, &result);
+      break;
+    default:
+      break;
   }
   out->data = std::move(result);
   out->data_type = DataType::kBytes;
@@ -79,10 +100,9 @@ StatusOr<OutputLabels> LoadOutputLabels(const inference::ModelConfig& config,
   for (const auto& out : config.output()) {
     if (out.label_filename().empty()) continue;
     NEREID_ASSIGN_OR_RETURN(
-        std::string text,
-        ReadContainedFile(model_dir, out.label_filename(),
-                          "model '" + config.name() + "' output '" + out.name() +
-                              "': label_filename"));
+        std::string text, ReadContainedFile(model_dir, out.label_filename(),
+                                            "model '" + config.name() + "' output '" + out.name() +
+                                                "': label_filename"));
     std::vector<std::string>& lines = labels[out.name()];
     size_t pos = 0;
     while (pos < text.size()) {

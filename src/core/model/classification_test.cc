@@ -42,15 +42,15 @@ InferenceResponse Response(InferOutput out, ParameterValue n) {
 TEST(ClassificationTest, TopNPerBatchItemWithLabels) {
   ModelInfo model;
   model.max_batch_size = 4;
-  auto r = Response(Output<float>(DataType::kFp32, {0.1f, 0.7f, 0.2f, 3, 1, 2}, {2, 3}),
-                    int64_t{2});
+  auto r =
+      Response(Output<float>(DataType::kFp32, {0.1f, 0.7f, 0.2f, 3, 1, 2}, {2, 3}), int64_t{2});
   OutputLabels labels{{"OUT", {"a", "", "c"}}};
   ASSERT_TRUE(ApplyClassification(model, labels, &r).ok());
   EXPECT_EQ(r.outputs[0].data_type, DataType::kBytes);
   EXPECT_EQ(r.outputs[0].shape, (Shape{2, 2}));
-  EXPECT_EQ(Elements(r.outputs[0].data),
-            (std::vector<std::string>{"0.700000:1", "0.200000:2:c", "3.000000:0:a",
-                                      "2.000000:2:c"}));
+  EXPECT_EQ(
+      Elements(r.outputs[0].data),
+      (std::vector<std::string>{"0.700000:1", "0.200000:2:c", "3.000000:0:a", "2.000000:2:c"}));
 }
 
 TEST(ClassificationTest, NonBatchingIntegersAndClamping) {

@@ -27,8 +27,7 @@ StatusOr<std::string> ItemData(const WarmupConfig::Input& in, DataType type, int
     if (in.has_input_data_file()) {
       NEREID_ASSIGN_OR_RETURN(std::string data,
                               ReadContainedFile(model_dir / "warmup", in.input_data_file(),
-                                                where + ": input_data_file",
-                                                kMaxWarmupInputBytes));
+                                                where + ": input_data_file", kMaxWarmupInputBytes));
       auto n = CountBytesElements(data);
       if (!n.ok() || *n != elements) {
         return InvalidArgument(where + ": input_data_file '" + in.input_data_file() +
@@ -46,8 +45,7 @@ StatusOr<std::string> ItemData(const WarmupConfig::Input& in, DataType type, int
     for (int64_t i = 0; i < elements; ++i) AppendBytesElement("", &data);
     return data;
   }
-  NEREID_ASSIGN_OR_RETURN(size_t bytes,
-                          FixedByteSize(type, Shape{elements}, where));
+  NEREID_ASSIGN_OR_RETURN(size_t bytes, FixedByteSize(type, Shape{elements}, where));
   if (bytes > kMaxWarmupInputBytes) {
     return InvalidArgument(where + ": " + std::to_string(bytes) +
                            " bytes is larger than the warmup limit");
@@ -107,8 +105,7 @@ StatusOr<std::vector<WarmupSample>> BuildWarmupSamples(const inference::ModelCon
       const Shape dims(in.dims().begin(), in.dims().end());
       auto per_item = ElementCount(dims);
       if (!per_item) return InvalidArgument(where + ": invalid dims " + ShapeToString(dims));
-      NEREID_ASSIGN_OR_RETURN(std::string item,
-                              ItemData(in, type, *per_item, model_dir, where));
+      NEREID_ASSIGN_OR_RETURN(std::string item, ItemData(in, type, *per_item, model_dir, where));
       if (item.size() * static_cast<uint64_t>(batch) > kMaxWarmupInputBytes) {
         return InvalidArgument(where + ": the batch is larger than the warmup limit");
       }

@@ -71,8 +71,7 @@ Status AutoComplete(const std::string& name, const std::filesystem::path& dir, i
 }  // namespace
 
 StatusOr<ResolvedModel> ResolveModel(const std::string& name, const std::filesystem::path& dir,
-                                     const BackendRegistry& registry,
-                                     const ResolveOptions& options,
+                                     const BackendRegistry& registry, const ResolveOptions& options,
                                      const inference::ModelConfig* override_config) {
   inference::ModelConfig config;
   if (override_config != nullptr) {

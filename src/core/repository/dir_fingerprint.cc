@@ -82,9 +82,9 @@ DirFingerprint FingerprintModelDir(const std::filesystem::path& dir) {
     if (!it->is_regular_file(fec)) continue;
     if (++files > kMaxFingerprintFiles) {
       // Too many files: make every scan differ so the directory never counts as stable.
-      fp.model_files = Mix(fp.model_files, static_cast<uint64_t>(
-                                               std::chrono::steady_clock::now().time_since_epoch()
-                                                   .count()));
+      fp.model_files =
+          Mix(fp.model_files,
+              static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
       return fp;
     }
     const auto size = it->file_size(fec);

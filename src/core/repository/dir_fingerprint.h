@@ -12,8 +12,8 @@
 namespace nereid {
 
 struct DirFingerprint {
-  bool exists = false;       // the directory was there
-  uint64_t model_files = 0;  // everything outside the numeric top-level directories
+  bool exists = false;                       // the directory was there
+  uint64_t model_files = 0;                  // everything outside the numeric top-level directories
   std::map<std::string, uint64_t> versions;  // numeric top-level directory -> its files
 
   bool operator==(const DirFingerprint& other) const = default;

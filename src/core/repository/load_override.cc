@@ -53,9 +53,9 @@ Status WriteOne(const std::filesystem::path& root, const std::string& relative,
   const int fd = ::open((parent / target.filename()).c_str(),
                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
-    return BadPath(relative, errno == EEXIST ? "the file is given more than once"
-                                             : std::string("cannot create it: ") +
-                                                   std::strerror(errno));
+    return BadPath(relative, errno == EEXIST
+                                 ? "the file is given more than once"
+                                 : std::string("cannot create it: ") + std::strerror(errno));
   }
   Status s = WriteAll(fd, data);
   ::close(fd);
@@ -106,7 +106,8 @@ StatusOr<std::shared_ptr<TempModelDir>> TempModelDir::Create(
 TempModelDir::~TempModelDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
-  if (ec) LOG_WARNING("cannot remove temporary model directory {}: {}", path_.string(), ec.message());
+  if (ec)
+    LOG_WARNING("cannot remove temporary model directory {}: {}", path_.string(), ec.message());
 }
 
 }  // namespace nereid

@@ -18,7 +18,8 @@ std::string Read(const std::filesystem::path& p) {
 TEST(LoadOverrideTest, WritesFilesIntoAPrivateDirectoryRemovedWithTheLastOwner) {
   std::filesystem::path root;
   {
-    auto dir = TempModelDir::Create({{"1/model.onnx", "abc"}, {"config.pbtxt", "x"},
+    auto dir = TempModelDir::Create({{"1/model.onnx", "abc"},
+                                     {"config.pbtxt", "x"},
                                      {"1/sub/dir/w.bin", std::string("\0\1", 2)}});
     ASSERT_TRUE(dir.ok()) << dir.status().message();
     root = (*dir)->path();
@@ -31,8 +32,8 @@ TEST(LoadOverrideTest, WritesFilesIntoAPrivateDirectoryRemovedWithTheLastOwner) 
 }
 
 TEST(LoadOverrideTest, RejectsEveryEscapeBeforeWritingAnything) {
-  for (const char* bad : {"../x", "1/../../x", "/etc/x", "..", "1/..", "", ".", "./",
-                                "1/\x01x", "a/../../b"}) {
+  for (const char* bad :
+       {"../x", "1/../../x", "/etc/x", "..", "1/..", "", ".", "./", "1/\x01x", "a/../../b"}) {
     EXPECT_EQ(ValidateOverridePath(bad).code(), StatusCode::kInvalidArgument) << bad;
     auto dir = TempModelDir::Create({{"1/ok", "fine"}, {bad, "evil"}});
     EXPECT_FALSE(dir.ok()) << bad;

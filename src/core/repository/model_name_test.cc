@@ -15,10 +15,10 @@ TEST(ModelNameTest, AcceptsOrdinaryNames) {
 
 TEST(ModelNameTest, RejectsEmptyTraversalAndControlCharacters) {
   const std::string nul("a\0b", 3);
-  for (const std::string& name : {std::string(""), std::string("   "), std::string("\t"),
-                                 std::string(".."), std::string("."), std::string("a/b"),
-                                 std::string("../etc"), std::string("a\\b"), std::string("x..y"),
-                                 std::string("a\nb"), std::string("\x7f"), nul}) {
+  for (const std::string& name :
+       {std::string(""), std::string("   "), std::string("\t"), std::string(".."), std::string("."),
+        std::string("a/b"), std::string("../etc"), std::string("a\\b"), std::string("x..y"),
+        std::string("a\nb"), std::string("\x7f"), nul}) {
     Status s = ValidateModelName(name);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << name;
     EXPECT_NE(s.message().find("invalid model name"), std::string::npos);

@@ -105,7 +105,8 @@ std::vector<Status> ModelRepository::LoadAll() {
   for (const auto& [name, dirs] : ListModelDirs()) {
     if (dirs.size() > 1) {
       MarkDuplicate(name);
-      errors.push_back(Unavailable("model '" + name + "': model appears in two or more repositories"));
+      errors.push_back(
+          Unavailable("model '" + name + "': model appears in two or more repositories"));
       continue;
     }
     names.push_back(name);
@@ -227,7 +228,8 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
       // Unloaded while loading: the unload wins, the new versions are discarded.
       for (auto& [v, result] : loaded) {
         VersionSlot& slot = entry.versions[v];
-        if (slot.status.state == ModelState::kLoading) slot.status = {v, ModelState::kUnavailable, "unloaded"};
+        if (slot.status.state == ModelState::kLoading)
+          slot.status = {v, ModelState::kUnavailable, "unloaded"};
         if (result.ok()) dropping.push_back(std::move(result->model));
       }
       first_error = Unavailable("load of model '" + name + "' was cancelled by an unload");
@@ -249,8 +251,8 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
           LOG_INFO("successfully loaded '{}' version {}", name, v);
         } else {
           if (first_error.ok()) {
-            first_error = LoadFailed(name, "version " + std::to_string(v) + ": " +
-                                               it->second.status().message());
+            first_error = LoadFailed(
+                name, "version " + std::to_string(v) + ": " + it->second.status().message());
           }
           if (slot.model) {
             any_ready = true;  // the old version keeps serving
@@ -413,8 +415,8 @@ std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
     // A model whose directory is gone stays listed only while a version is still winding down.
     bool active = !entry.forgotten;
     for (const auto& [v, slot] : entry.versions) {
-      active = active || !(slot.status.state == ModelState::kUnavailable &&
-                           slot.status.reason == "unloaded");
+      active = active ||
+               !(slot.status.state == ModelState::kUnavailable && slot.status.reason == "unloaded");
     }
     if (active) names.insert(name);
   }
@@ -427,9 +429,9 @@ std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
       auto d = dirs.find(name);
       const bool duplicate = d != dirs.end() && d->second.size() > 1;
       if (duplicate || !entry.failure.empty()) {
-        ms.versions.push_back({-1, ModelState::kUnavailable,
-                               duplicate ? "model appears in two or more repositories"
-                                         : entry.failure});
+        ms.versions.push_back(
+            {-1, ModelState::kUnavailable,
+             duplicate ? "model appears in two or more repositories" : entry.failure});
       }
       for (const auto& [v, slot] : entry.versions) ms.versions.push_back(slot.status);
     }
@@ -450,9 +452,9 @@ bool ModelRepository::AllReady() const {
     if (entry.forgotten) continue;
     if (!entry.failure.empty()) return false;
     for (const auto& [v, slot] : entry.versions) {
-      const bool unloaded = (slot.status.state == ModelState::kUnavailable &&
-                             slot.status.reason == "unloaded") ||
-                            slot.status.state == ModelState::kUnloading;
+      const bool unloaded =
+          (slot.status.state == ModelState::kUnavailable && slot.status.reason == "unloaded") ||
+          slot.status.state == ModelState::kUnloading;
       if (slot.status.state != ModelState::kReady && !unloaded) return false;
     }
   }

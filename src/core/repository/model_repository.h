@@ -134,8 +134,8 @@ class ModelRepository {
   Options options_;
   std::shared_ptr<Reaper> reaper_;
   mutable std::mutex mu_;
-  mutable std::map<std::string, ModelEntry> models_;                   // guarded by mu_
-  std::map<std::string, std::shared_ptr<std::mutex>> load_mutexes_;    // guarded by mu_
+  mutable std::map<std::string, ModelEntry> models_;                 // guarded by mu_
+  std::map<std::string, std::shared_ptr<std::mutex>> load_mutexes_;  // guarded by mu_
   std::atomic<std::shared_ptr<const ServingTable>> serving_;
 };
 

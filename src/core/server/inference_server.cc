@@ -16,7 +16,7 @@ namespace {
 
 // Extensions this build really implements, in Triton's order (REFERENCE.md §1.1).
 std::vector<std::string> Extensions() {
-  return {"classification", "model_repository", "model_repository(unload_dependents)",
+  return {"classification",      "model_repository",   "model_repository(unload_dependents)",
           "model_configuration", "binary_tensor_data", "parameters"};
 }
 

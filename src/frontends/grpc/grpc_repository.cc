@@ -13,11 +13,16 @@ using Service = pb::GRPCInferenceService::AsyncService;
 
 const char* ParamTypeName(const pb::ModelRepositoryParameter& p) {
   switch (p.parameter_choice_case()) {
-    case pb::ModelRepositoryParameter::kBoolParam: return "BOOL";
-    case pb::ModelRepositoryParameter::kInt64Param: return "INT";
-    case pb::ModelRepositoryParameter::kStringParam: return "STRING";
-    case pb::ModelRepositoryParameter::kBytesParam: return "BYTES";
-    default: return "NONE";
+    case pb::ModelRepositoryParameter::kBoolParam:
+      return "BOOL";
+    case pb::ModelRepositoryParameter::kInt64Param:
+      return "INT";
+    case pb::ModelRepositoryParameter::kStringParam:
+      return "STRING";
+    case pb::ModelRepositoryParameter::kBytesParam:
+      return "BYTES";
+    default:
+      return "NONE";
   }
 }
 

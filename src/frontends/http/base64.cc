@@ -17,7 +17,8 @@ int Value(char c) {
 std::optional<std::string> Base64Decode(std::string_view in) {
   if (in.size() % 4 != 0) return std::nullopt;
   size_t padding = 0;
-  if (!in.empty() && in.back() == '=') padding = (in.size() >= 2 && in[in.size() - 2] == '=') ? 2 : 1;
+  if (!in.empty() && in.back() == '=')
+    padding = (in.size() >= 2 && in[in.size() - 2] == '=') ? 2 : 1;
   std::string out;
   out.reserve(in.size() / 4 * 3);
   for (size_t i = 0; i < in.size(); i += 4) {
@@ -32,8 +33,8 @@ std::optional<std::string> Base64Decode(std::string_view in) {
       v[j] = Value(c);
       if (v[j] < 0) return std::nullopt;
     }
-    const uint32_t n = (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) |
-                       uint32_t(v[3]);
+    const uint32_t n =
+        (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) | uint32_t(v[3]);
     out.push_back(static_cast<char>(n >> 16));
     if (!last || padding < 2) out.push_back(static_cast<char>((n >> 8) & 0xff));
     if (!last || padding < 1) out.push_back(static_cast<char>(n & 0xff));

@@ -51,8 +51,9 @@ StatusOr<ModelLoadParameters> LoadParameters(const rapidjson::Document& doc) {
     const rapidjson::Value& v = it->value;
     if (key == "config") {
       if (!v.IsString()) {
-        return InvalidArgument("Load parameter 'config' must be a string holding the JSON "
-                               "model configuration");
+        return InvalidArgument(
+            "Load parameter 'config' must be a string holding the JSON "
+            "model configuration");
       }
       out.config_json = std::string(v.GetString(), v.GetStringLength());
     } else if (key.rfind("file:", 0) == 0) {
@@ -99,8 +100,8 @@ std::string EncodeIndex(const std::vector<RepositoryIndexEntry>& index) {
 
 }  // namespace
 
-void HandleRepositoryIndex(InferenceServer* server, const HttpHandlerOptions&,
-                           HttpRequest& request, const RouteParams& p, Responder responder) {
+void HandleRepositoryIndex(InferenceServer* server, const HttpHandlerOptions&, HttpRequest& request,
+                           const RouteParams& p, Responder responder) {
   if (RejectNamedRepository(p, responder)) return;
   auto doc = ParseBody(request);
   if (!doc.ok()) return responder->Send(ErrorResponse(doc.status()));
@@ -134,13 +135,14 @@ void HandleRepositoryUnload(InferenceServer* server, const HttpHandlerOptions&,
   bool unload_dependents = false;
   if ((*doc)->IsObject() && (*doc)->HasMember("parameters")) {
     const rapidjson::Value& params = (**doc)["parameters"];
-    if (!params.IsObject()) return responder->Send(ErrorResponse(400, "Unable to parse 'parameters'"));
+    if (!params.IsObject())
+      return responder->Send(ErrorResponse(400, "Unable to parse 'parameters'"));
     for (auto it = params.MemberBegin(); it != params.MemberEnd(); ++it) {
       const std::string key(it->name.GetString(), it->name.GetStringLength());
       if (key != "unload_dependents") {
-        return responder->Send(ErrorResponse(
-            400, "Unrecognized unload parameter '" + key + "' with type '" +
-                     JsonTypeName(it->value) + "'"));
+        return responder->Send(ErrorResponse(400, "Unrecognized unload parameter '" + key +
+                                                      "' with type '" + JsonTypeName(it->value) +
+                                                      "'"));
       }
       if (!it->value.IsBool()) {
         return responder->Send(ErrorResponse(400, "Unable to parse 'unload_dependents'"));
