@@ -244,3 +244,11 @@ def test_duplicate_file_paths_are_rejected(explicit):
 
 def test_server_survives_the_module(explicit):
     assert explicit.get("/v2/health/live").status_code == 200
+
+
+@pytest.mark.parametrize("quoted", ["%20", "a%2Fb", "%2E%2E", "a%0Ab"])
+@pytest.mark.parametrize("suffix", ["", "/ready", "/config", "/infer"])
+def test_invalid_model_names_in_lookups(explicit, quoted, suffix):
+    path = f"/v2/models/{quoted}{suffix}"
+    r = explicit.post(path, data="{}") if suffix == "/infer" else explicit.get(path)
+    assert_error(r, 400, "invalid model name")

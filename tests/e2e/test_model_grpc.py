@@ -88,6 +88,8 @@ def test_load_errors(server):
         err = rpc_error(stub.RepositoryModelUnload,
                         pbs_().pb.RepositoryModelUnloadRequest(model_name=bad))
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, bad
+        err = rpc_error(stub.ModelReady, pbs_().pb.ModelReadyRequest(name=bad))
+        assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, bad
     err = rpc_error(stub.RepositoryModelLoad, load_req("simple", {"config": 5}))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "Unrecognized load parameter 'config' with type 'INT'" in err.details()

@@ -369,6 +369,8 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelRepository::Get(const std::string& 
     auto v = it->second.find(version);
     if (v != it->second.end()) return v->second;
   }
+  // Only names that can never be served reach this check, so the request path pays nothing.
+  NEREID_RETURN_IF_ERROR(ValidateModelName(name));
   std::lock_guard<std::mutex> lock(mu_);
   auto m = models_.find(name);
   if (m == models_.end() || m->second.forgotten) {

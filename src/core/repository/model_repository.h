@@ -88,7 +88,8 @@ class ModelRepository {
   // Every model directory of every root (name -> its directories; more than one is a duplicate).
   std::map<std::string, std::vector<std::filesystem::path>> ListModelDirs() const;
 
-  // The version to serve: `version` -1 means the highest ready one.
+  // The version to serve: `version` -1 means the highest ready one. An invalid model name
+  // (ValidateModelName) is InvalidArgument rather than "unknown model".
   StatusOr<std::shared_ptr<ModelVersion>> Get(const std::string& name, int64_t version) const;
   // Whether that version is ready; an error only when the model is unknown.
   StatusOr<bool> IsReady(const std::string& name, int64_t version) const;
