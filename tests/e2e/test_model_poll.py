@@ -22,7 +22,7 @@ POLL_TIMEOUT = 20.0  # a change needs two 1 s scans; generous for a loaded 2-cor
 def poll(tmp_path_factory):
     root = tmp_path_factory.mktemp("poll_repo")
     copy_model(("fixtures", "single_good"), "simple", root)
-    s = mode_server([root], "poll", ["--repository-poll-secs=1"], name="poll")
+    s = mode_server([root], "poll", ["--repository-poll-secs=1", "--log-verbose=1"], name="poll")
     s.root = root
     yield s
     assert s.stop() == 0, s.stderr()[-4000:]
@@ -105,8 +105,11 @@ def test_failed_model_is_retried_when_its_files_change(poll):
     wait_until(lambda: any(e.get("state") == "UNAVAILABLE" for e in index_entry(poll, "fixme")),
                POLL_TIMEOUT, what="the failed load")
     attempts = poll.stderr().count("loading model 'fixme'")
-    time.sleep(2.5)  # two more scans: an unchanged failed model is not retried
-    assert poll.stderr().count("loading model 'fixme'") == attempts
+    scans = poll.stderr().count("repository scan:")
+    # Two more complete scans (each logs its line when it starts, so wait for a third to start).
+    wait_until(lambda: poll.stderr().count("repository scan:") >= scans + 3, POLL_TIMEOUT,
+               what="three more scans")
+    assert poll.stderr().count("loading model 'fixme'") == attempts  # not retried unchanged
     with open(cfg, "w") as f:
         f.write(good.replace('name: "simple"', 'name: "fixme"'))
     wait_until(lambda: ready(poll, "fixme"), POLL_TIMEOUT, what="the fixed model")

@@ -91,29 +91,29 @@ def slow_request(server, results):
 
 def test_unload_with_requests_in_flight(tmp_path):
     copy_model(("fixtures", "features"), "slow_identity", tmp_path)
-    with mode_server([tmp_path], "explicit", ["--load-model=slow_identity"]) as s:
+    with mode_server([tmp_path], "explicit",
+                     ["--load-model=slow_identity", "--log-verbose=1"]) as s:
         results = []
         t = threading.Thread(target=slow_request, args=(s, results))
         t.start()
-        # The request is in flight once the instance is busy: a second request then queues.
-        wait_until(lambda: "slow_identity" in s.stderr(), what="the server log")
-        import time
-        time.sleep(0.1)  # let the request reach the model (~300 ms of work)
+        # Dispatched (logged just before the handler looks the model up); the model then needs
+        # ~300 ms, far longer than the unload round trip below.
+        s.wait_for_log("HTTP request: POST /v2/models/slow_identity/infer")
         r = unload(s, "slow_identity")
         assert r.status_code == 200
         in_flight = t.is_alive()
+        assert in_flight, "the slow request finished before the unload"
         # New requests fail at once with Triton's error while the old one finishes.
         body, headers = build_infer_request(
             [tensor("INPUT0", "FP32", np.array([1.0], np.float32))])
         assert_error(s.post("/v2/models/slow_identity/infer", data=body, headers=headers),
                      contains="slow_identity")
+        if t.is_alive():
+            assert [e["state"] for e in index_entry(s, "slow_identity")] == ["UNLOADING"]
         t.join(timeout=60)
         assert results and results[0].status_code == 200, results[0].content
         _, values, _ = parse_response(results[0])
         assert values["OUTPUT0"].tolist() == [7.5]
-        if in_flight:
-            states = {e.get("state") for e in index_entry(s, "slow_identity")}
-            assert states <= {"UNLOADING", "UNAVAILABLE"}
         wait_until(lambda: index_entry(s, "slow_identity") == [
             {"name": "slow_identity", "version": "1", "state": "UNAVAILABLE",
              "reason": "unloaded"}], what="the version to be released")
