@@ -148,3 +148,33 @@ def test_not_allowed_outside_explicit_mode():
         assert [m.name for m in s.stub().RepositoryIndex(
             pbs_().pb.RepositoryIndexRequest()).models] == ["simple"]
     assert s.returncode == 0
+
+
+def test_reload_under_grpc_load_drops_no_request(server):
+    import threading
+    stub = server.stub()
+    stub.RepositoryModelLoad(load_req("simple"))
+    stop, failures, ok = threading.Event(), [], [0]
+
+    def client():
+        while not stop.is_set():
+            try:
+                simple_infer(server, "simple")
+                ok[0] += 1
+            except grpc.RpcError as e:
+                failures.append((e.code(), e.details()))
+
+    threads = [threading.Thread(target=client) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(10):
+            before = ok[0]
+            stub.RepositoryModelLoad(load_req("simple"))
+            from mm_helpers import wait_until
+            wait_until(lambda: ok[0] > before, what="requests after a reload")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=60)
+    assert failures == []

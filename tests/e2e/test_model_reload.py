@@ -225,3 +225,17 @@ def test_unload_while_loading_cancels_the_load(tmp_path):
         assert {e.get("state") for e in index_entry(s, "slow_warmup")} == {"UNAVAILABLE"}
         assert load(s, "slow_warmup").status_code == 200  # a later load works
     assert s.returncode == 0
+
+
+def test_concurrent_loads_of_one_model_serialize(explicit):
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(load(explicit, "simple")))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert [r.status_code for r in results] == [200] * 4
+    assert index_entry(explicit, "simple") == [
+        {"name": "simple", "version": "1", "state": "READY", "reason": ""}]
+    check_simple_ok(infer_simple(explicit, "simple"))

@@ -61,6 +61,24 @@ TEST(WarmupTest, FileDataMustHoldExactlyOneItem) {
   EXPECT_NE(escaped.status().message().find("must stay inside"), std::string::npos);
 }
 
+TEST(WarmupTest, StringInputsAreEmptyStringsOrCountedFromTheFile) {
+  config::testing::TempDir t;
+  auto config = ConfigWith("zero");
+  auto& in = (*config.mutable_model_warmup(0)->mutable_inputs())["IN"];
+  in.set_data_type(inference::TYPE_STRING);
+  auto zero = BuildWarmupSamples(config, t.path());
+  ASSERT_TRUE(zero.ok()) << zero.status().message();
+  EXPECT_EQ(*(*zero)[0].inputs[0].data, std::string(3 * 2 * 4, '\0'));  // 6 empty strings
+  const std::string two("\x01\0\0\0a\x02\0\0\0bc", 11);
+  t.WriteFile("warmup/s.bin", two);
+  in.set_input_data_file("s.bin");
+  auto file = BuildWarmupSamples(config, t.path());
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(*(*file)[0].inputs[0].data, two + two + two);
+  t.WriteFile("warmup/s.bin", two.substr(0, 5));  // one element where the dims need two
+  EXPECT_FALSE(BuildWarmupSamples(config, t.path()).ok());
+}
+
 TEST(WarmupTest, OversizedInputsAreRefusedBeforeAllocation) {
   config::testing::TempDir t;
   auto config = ConfigWith("zero");
