@@ -43,7 +43,18 @@ def test_added_model_is_loaded_and_removed_model_unloaded(poll):
     check_simple_ok(infer_simple(poll, "simple"))
 
 
-def test_model_copied_in_slowly_is_loaded_only_when_complete(poll):
+@pytest.fixture()
+def poll2(tmp_path):
+    """A poll server with a 2 s interval: the slow copy below writes every 0.25 s, so only a
+    stall of the test process longer than ~2 s could make a half-written model look settled."""
+    s = mode_server([tmp_path], "poll", ["--repository-poll-secs=2"], name="poll2")
+    s.root = tmp_path
+    yield s
+    assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def test_model_copied_in_slowly_is_loaded_only_when_complete(poll2):
+    poll = poll2
     src = os.path.join(repo("fixtures", "single_good"), "simple")
     dst = os.path.join(poll.root, "slowcopy")
     os.makedirs(os.path.join(dst, "1"))
@@ -53,8 +64,8 @@ def test_model_copied_in_slowly_is_loaded_only_when_complete(poll):
         onnx = f.read()
     with open(os.path.join(dst, "config.pbtxt"), "w") as f:
         f.write(cfg)
-    # The model file grows in parts over ~3 poll intervals, a write every 0.25 s.
-    parts = 12
+    # The model file grows in parts over ~2.5 poll intervals, a write every 0.25 s.
+    parts = 20
     step = (len(onnx) + parts - 1) // parts
     with open(os.path.join(dst, "1", "model.onnx"), "wb") as f:
         for i in range(parts):
