@@ -47,6 +47,9 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   unknown_platform, bad_datatype_for_model (config FP32, model INT32), gpu_kind,
                   no_versions. All but not_onnx/no_model_file carry the valid add/sub model.
   DIR/single_good simple only.
+  DIR/management  models for model management tests (see fixture_management): warmup_ok,
+                  warmup_bad_size, warmup_bad_input, warmup_escape, labelled, labels_escape,
+                  slow_warmup.
 
 slow_identity: INPUT0 float [1] -> OUTPUT0 bit-identical to INPUT0, slowly. c = Clip(INPUT0,0,0)+1
 (= 1 for every non-NaN input), A0 = Expand(c, [512,512]), A(k+1) = Tanh(MatMul(A(k), W)) for
@@ -440,11 +443,81 @@ def fixture_broken(repo):
     write_model(repo, "no_versions", simple_config("no_versions"), {})
 
 
+# --------------------------------------------------------------------------- fixtures: management
+
+def warmup_block(samples):
+    """model_warmup [...] from (name, batch_size, count, {input: (dims, data)}) tuples, where data
+    is "zero", "random" or a file name under warmup/."""
+    out = []
+    for name, batch, count, inputs in samples:
+        lines = ["  {", f'    name: "{name}"', f"    batch_size: {batch}"]
+        for key, (dims, data) in inputs.items():
+            choice = {"zero": "zero_data: true", "random": "random_data: true"}.get(
+                data, f'input_data_file: "{data}"')
+            lines.append(f'    inputs {{ key: "{key}" value: {{ data_type: TYPE_INT32 '
+                         f"dims: {int_list(dims)} {choice} }} }}")
+        lines += [f"    count: {count}", "  }"]
+        out.append("\n".join(lines))
+    return "model_warmup [\n" + ",\n".join(out) + "\n]\n"
+
+
+GOOD_WARMUP = [("zeros", 2, 2, {"INPUT0": ([16], "zero"), "INPUT1": ([16], "random")}),
+               ("from_file", 1, 1, {"INPUT0": ([16], "input0.bin"),
+                                    "INPUT1": ([16], "input0.bin")})]
+
+
+def write_warmup_model(repo, name, samples, warmup_files):
+    write_model(repo, name, simple_config(name, extra=warmup_block(samples)),
+                {1: add_sub_onnx(["batch", 16])})
+    for fname, data in warmup_files.items():
+        path = os.path.join(repo, name, "warmup", fname)
+        if isinstance(data, tuple):  # ("symlink", target)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.symlink(data[1], path)
+        else:
+            write_bytes(path, data)
+
+
+def fixture_management(repo):
+    """warmup_ok: `simple` with two warmup samples (zeros/random, batch 2, count 2; and
+    warmup/input0.bin = int32 0..15). warmup_bad_size: the same with a 60-byte input0.bin.
+    warmup_bad_input: a sample whose INPUT0 dims [15] do not match the model. warmup_escape:
+    warmup/input0.bin is a symlink to /etc/hostname (outside the model). labelled: FP32 identity
+    [batch,5] whose OUTPUT0 has label_filename labels.txt (cat dog bird fish frog).
+    labels_escape: labels.txt is a symlink to /etc/hostname. slow_warmup: slow_identity with
+    versions 1 and 2 (policy all) and a warmup sample run 3 times (~1 s per version)."""
+    good_bin = np.arange(16, dtype=np.int32).tobytes()
+    write_warmup_model(repo, "warmup_ok", GOOD_WARMUP, {"input0.bin": good_bin})
+    write_warmup_model(repo, "warmup_bad_size", GOOD_WARMUP, {"input0.bin": good_bin[:60]})
+    write_warmup_model(repo, "warmup_bad_input",
+                       [("wrong_dims", 1, 1, {"INPUT0": ([15], "zero"), "INPUT1": ([15], "zero")})],
+                       {})
+    write_warmup_model(repo, "warmup_escape", GOOD_WARMUP,
+                       {"input0.bin": ("symlink", "/etc/hostname")})
+    labels = "cat\ndog\nbird\nfish\nfrog\n"
+    for name, link in (("labelled", False), ("labels_escape", True)):
+        cfg = config(name, [tensor_cfg("INPUT0", "TYPE_FP32", [5])],
+                     [tensor_cfg("OUTPUT0", "TYPE_FP32", [5]).replace(
+                         "    dims", '    label_filename: "labels.txt"\n    dims')], 8)
+        write_model(repo, name, cfg, {1: identity_onnx(FP32, ["batch", 5])})
+        path = os.path.join(repo, name, "labels.txt")
+        if link:
+            os.symlink("/etc/hostname", path)
+        else:
+            write_text(path, labels)
+    slow_warm = ('version_policy: { all { } }\n'
+                 'parameters { key: "intra_op_thread_count" value: { string_value: "1" } }\n'
+                 'model_warmup [ { name: "slow" batch_size: 1 count: 3 inputs { key: "INPUT0" '
+                 'value: { data_type: TYPE_FP32 dims: [ 1 ] zero_data: true } } } ]')
+    cfg = io1_config("slow_warmup", "TYPE_FP32", [1], 0, extra=slow_warm)
+    write_model(repo, "slow_warmup", cfg, {1: slow_identity_onnx(), 2: slow_identity_onnx()})
+
+
 # --------------------------------------------------------------------------- entry point
 
 def write_fixtures(root):
     builders = {"types": fixture_types, "features": fixture_features, "broken": fixture_broken,
-                "single_good": write_simple}
+                "single_good": write_simple, "management": fixture_management}
     for repo, build in builders.items():
         path = os.path.join(root, repo)
         os.makedirs(path, exist_ok=True)

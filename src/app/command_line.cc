@@ -18,7 +18,7 @@ constexpr const char* kCompatFlags[] = {
     "--allow-metrics", "--allow-gpu-metrics", "--allow-cpu-metrics", "--metrics-port",
     "--metrics-address", "--metrics-interval-ms", "--metrics-config", "--trace-config",
     "--trace-file", "--trace-level", "--trace-rate", "--trace-count", "--trace-log-frequency",
-    "--repository-poll-secs", "--model-load-retry-count", "--model-namespacing",
+    "--model-load-retry-count", "--model-namespacing",
     "--repoagent-directory", "--cache-directory", "--cache-config", "--response-cache-byte-size",
     "--rate-limit", "--rate-limit-resource", "--pinned-memory-pool-byte-size",
     "--cuda-memory-pool-byte-size", "--cuda-virtual-address-size",
@@ -147,8 +147,12 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   app.add_option("--backend-config", raw.backend_config, "<backend>,<setting>=<value>")
       ->allow_extra_args(false);
   app.add_option("--model-control-mode", raw.control_mode, "none, poll or explicit");
-  app.add_option("--load-model", raw.load_model, "Model to load at start (explicit mode)")
+  app.add_option("--load-model", raw.load_model,
+                 "Model to load at start (explicit mode, repeatable; '*' alone loads all)")
       ->allow_extra_args(false);
+  app.add_option("--repository-poll-secs", s.repository_poll_secs,
+                 "Seconds between repository scans in poll mode (0: no polling thread)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--allow-http", o.http.allow, "Serve HTTP/REST");
   app.add_option("--http-port", o.http.port, "HTTP port")->check(CLI::Range(0, 65535));
   app.add_option("--http-address", o.http.address, "HTTP bind address");
@@ -180,12 +184,20 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
   if (mode != "none" && mode != "poll" && mode != "explicit") {
     return InvalidArgument("invalid value for --model-control-mode: " + raw.control_mode);
   }
-  if (mode != "none") {
-    return Unsupported("--model-control-mode=" + mode + " is not available in this build yet");
-  }
-  if (!raw.load_model.empty()) {
+  s.model_control_mode = mode == "poll"       ? ModelControlMode::kPoll
+                         : mode == "explicit" ? ModelControlMode::kExplicit
+                                              : ModelControlMode::kNone;
+  if (!raw.load_model.empty() && s.model_control_mode != ModelControlMode::kExplicit) {
     return InvalidArgument("--load-model is only allowed with --model-control-mode=explicit");
   }
+  for (const auto& name : raw.load_model) {
+    if (name == "*" && raw.load_model.size() > 1) {
+      return InvalidArgument(
+          "Wildcard model name '*' must be the ONLY startup model if specified at all.");
+    }
+  }
+  s.startup_models = raw.load_model;
+  if (s.model_control_mode != ModelControlMode::kPoll) s.repository_poll_secs = 0;
   const std::string fmt = Lower(raw.log_format);
   if (fmt == "iso8601") {
     o.log.format = logging::Format::kIso8601;

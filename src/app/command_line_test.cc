@@ -65,6 +65,47 @@ TEST(CommandLineTest, Errors) {
   EXPECT_EQ(e.status().message().find('\n'), std::string::npos);
 }
 
+TEST(CommandLineTest, ModelControlModes) {
+  auto none = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->server.model_control_mode, ModelControlMode::kNone);
+  EXPECT_EQ(none->server.repository_poll_secs, 0);  // forced off outside poll mode
+
+  auto poll = Parse({"--model-repository=/m", "--model-control-mode=POLL"});
+  ASSERT_TRUE(poll.ok());
+  EXPECT_EQ(poll->server.model_control_mode, ModelControlMode::kPoll);
+  EXPECT_EQ(poll->server.repository_poll_secs, 15);
+  auto poll0 =
+      Parse({"--model-repository=/m", "--model-control-mode=poll", "--repository-poll-secs=0"});
+  ASSERT_TRUE(poll0.ok());
+  EXPECT_EQ(poll0->server.repository_poll_secs, 0);
+
+  auto expl = Parse({"--model-repository=/m", "--model-control-mode=explicit", "--load-model=a",
+                     "--load-model", "b", "--model-load-thread-count=2"});
+  ASSERT_TRUE(expl.ok()) << expl.status().message();
+  EXPECT_EQ(expl->server.model_control_mode, ModelControlMode::kExplicit);
+  EXPECT_EQ(expl->server.startup_models, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(expl->server.model_load_thread_count, 2);
+  EXPECT_TRUE(
+      Parse({"--model-repository=/m", "--model-control-mode=explicit", "--load-model=*"}).ok());
+}
+
+TEST(CommandLineTest, ModelControlErrors) {
+  EXPECT_EQ(Parse({"--model-repository=/m", "--model-control-mode=explicit", "--load-model=*",
+                   "--load-model=a"})
+                .status()
+                .message(),
+            "Wildcard model name '*' must be the ONLY startup model if specified at all.");
+  EXPECT_EQ(Parse({"--model-repository=/m", "--model-control-mode=poll", "--load-model=a"})
+                .status()
+                .message(),
+            "--load-model is only allowed with --model-control-mode=explicit");
+  EXPECT_FALSE(
+      Parse({"--model-repository=/m", "--model-control-mode=poll", "--repository-poll-secs=-1"})
+          .ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--model-load-thread-count=0"}).ok());
+}
+
 TEST(CommandLineTest, CompatibilityFlagsAreReported) {
   auto o = Parse(
       {"--model-repository=/m", "--grpc-infer-allocation-pool-size=8", "--allow-metrics=false"});

@@ -1,8 +1,9 @@
 // nereid: start-up, serving and graceful shutdown.
 //
-// SIGINT/SIGTERM are blocked in every thread and taken synchronously here with sigwait, so no
-// work happens in a signal handler. Shutdown order: stop accepting connections, let inferences in
-// flight finish (up to --exit-timeout-secs), write their replies, unload models, exit 0.
+// SIGINT/SIGTERM (and SIGHUP, which rescans the repositories in POLL mode) are blocked in every
+// thread and taken synchronously here with sigwait, so no work happens in a signal handler.
+// Shutdown order: stop accepting connections, let inferences in flight finish (up to
+// --exit-timeout-secs), write their replies, unload models, exit 0.
 #include <signal.h>
 #include <unistd.h>
 
@@ -50,6 +51,7 @@ int Run(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);                    // POLL mode: rescan the repositories now
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // inherited by every thread created below
 
   const auto started = std::chrono::steady_clock::now();
@@ -90,7 +92,13 @@ int Run(int argc, char** argv) {
   LOG_INFO("server is ready after {} ms", ms);
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    if (!(*server)->PollRepositoryNow()) {
+      LOG_INFO("SIGHUP ignored: the repository is rescanned only with --model-control-mode=poll");
+    }
+  }
   LOG_INFO("received signal {}, stopping (exit timeout {} s)", sig,
            options.server.exit_timeout_secs);
   const auto timeout = std::chrono::seconds(options.server.exit_timeout_secs);

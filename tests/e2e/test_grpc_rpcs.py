@@ -109,9 +109,7 @@ def test_model_config(examples, pbs):  # noqa: F811
 
 
 UNIMPLEMENTED = [
-    ("ModelStatistics", "ModelStatisticsRequest"), ("RepositoryIndex", "RepositoryIndexRequest"),
-    ("RepositoryModelLoad", "RepositoryModelLoadRequest"),
-    ("RepositoryModelUnload", "RepositoryModelUnloadRequest"),
+    ("ModelStatistics", "ModelStatisticsRequest"),
     ("SystemSharedMemoryStatus", "SystemSharedMemoryStatusRequest"),
     ("SystemSharedMemoryRegister", "SystemSharedMemoryRegisterRequest"),
     ("SystemSharedMemoryUnregister", "SystemSharedMemoryUnregisterRequest"),

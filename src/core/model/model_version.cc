@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "core/model/request_validator.h"
+#include "core/model/warmup.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -28,6 +29,10 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   mv->info_ = ModelInfo::FromConfig(config, options.version);
   mv->config_ = options.config;
   mv->config_json_ = options.config_json;
+  NEREID_ASSIGN_OR_RETURN(mv->labels_, LoadOutputLabels(config, options.model_dir));
+  // Warmup data is read (and size-checked) before any instance exists.
+  NEREID_ASSIGN_OR_RETURN(std::vector<WarmupSample> warmup,
+                          BuildWarmupSamples(config, options.model_dir));
 
   backend::ModelLoadOptions lo;
   lo.model_name = config.name();
@@ -63,6 +68,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   }
   LOG_VERBOSE(1, "model '{}' version {}: {} instance(s)", config.name(), options.version,
               instances.size());
+  NEREID_RETURN_IF_ERROR(RunWarmup(mv->info_, warmup, instances));
   mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
   mv->scheduler_ =
       std::make_unique<DefaultScheduler>(&mv->info_, mv->stats_.get(), std::move(instances));
@@ -78,14 +84,19 @@ void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
     return;
   }
   // The callback wrapper holds the version alive until the reply has been handed over.
+  const bool classify = WantsClassification(*request);
   SchedulerJob job;
   job.request = std::move(request);
   job.batch_size = *batch;
   job.request_start_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                    job.request->received_at.time_since_epoch())
                                                    .count());
-  job.done = [self,
-              done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+  job.done = [self, classify, done = std::move(done)](
+                 StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+    if (classify && result.ok()) {
+      Status s = ApplyClassification(self->info_, self->labels_, result->get());
+      if (!s.ok()) result = s;
+    }
     done(std::move(result));
   };
   self->scheduler_->Enqueue(std::move(job), allow_inline);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/model/backend_registry.h"
+#include "core/model/classification.h"
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
 #include "core/scheduler/default_scheduler.h"
@@ -32,7 +33,8 @@ class ModelVersion {
     std::shared_ptr<const std::string> config_json;        // its Triton JSON rendering
   };
 
-  // Loads the backend model and creates every instance of every instance group.
+  // Loads the backend model and the outputs' label files, creates every instance of every
+  // instance group and runs the configuration's warmup samples on each of them.
   static StatusOr<std::shared_ptr<ModelVersion>> Load(const Options& options);
   ~ModelVersion();
 
@@ -55,6 +57,7 @@ class ModelVersion {
   ModelInfo info_;
   std::shared_ptr<const inference::ModelConfig> config_;
   std::shared_ptr<const std::string> config_json_;
+  OutputLabels labels_;  // label_filename contents, for classification
   std::unique_ptr<backend::Model> backend_model_;
   std::unique_ptr<ModelStats> stats_;            // outlives scheduler_, which records into it
   std::unique_ptr<DefaultScheduler> scheduler_;  // destroyed before backend_model_ and stats_

@@ -71,15 +71,22 @@ Status AutoComplete(const std::string& name, const std::filesystem::path& dir, i
 }  // namespace
 
 StatusOr<ResolvedModel> ResolveModel(const std::string& name, const std::filesystem::path& dir,
-                                     const BackendRegistry& registry,
-                                     const ResolveOptions& options) {
-  auto read = config::ReadModelConfig(dir, options.model_config_name);
-  if (!read.ok()) return read.status();
-  const bool has_file = read->has_value();
-  if (!has_file && !options.auto_complete) {
-    return InvalidArgument("model '" + name + "': no config.pbtxt, and auto-complete is disabled");
+                                     const BackendRegistry& registry, const ResolveOptions& options,
+                                     const inference::ModelConfig* override_config) {
+  inference::ModelConfig config;
+  if (override_config != nullptr) {
+    config = *override_config;
+    config.set_name(name);
+  } else {
+    auto read = config::ReadModelConfig(dir, options.model_config_name);
+    if (!read.ok()) return read.status();
+    const bool has_file = read->has_value();
+    if (!has_file && !options.auto_complete) {
+      return InvalidArgument("model '" + name +
+                             "': no config.pbtxt, and auto-complete is disabled");
+    }
+    if (has_file) config = std::move(**read);
   }
-  inference::ModelConfig config = has_file ? std::move(**read) : inference::ModelConfig();
   if (config.name().empty()) config.set_name(name);
 
   const std::vector<int64_t> available = config::ListVersionDirectories(

@@ -29,8 +29,10 @@ struct ResolvedModel {
   std::vector<int64_t> versions;  // selected by the version policy, ascending
 };
 
+// With `override_config` (the load API's `config` parameter) that configuration replaces the
+// config.pbtxt; its `name` may differ and is replaced with `name`.
 StatusOr<ResolvedModel> ResolveModel(const std::string& name, const std::filesystem::path& dir,
-                                     const BackendRegistry& registry,
-                                     const ResolveOptions& options);
+                                     const BackendRegistry& registry, const ResolveOptions& options,
+                                     const inference::ModelConfig* override_config = nullptr);
 
 }  // namespace nereid

@@ -4,8 +4,22 @@
 #include <thread>
 
 #include "common/logging.h"
+#include "core/config/model_config_json.h"
+#include "core/repository/model_name.h"
+#include "model_config.pb.h"
 
 namespace nereid {
+namespace {
+
+Status LoadFailed(const std::string& name, const std::string& message) {
+  return InvalidArgument("load failed for model '" + name + "': " + message);
+}
+
+Status NotInRepository(const std::string& name) {
+  return Internal("failed to load '" + name + "', failed to poll from model repository");
+}
+
+}  // namespace
 
 const char* ModelStateName(ModelState state) {
   switch (state) {
@@ -17,6 +31,9 @@ const char* ModelStateName(ModelState state) {
   }
   return "UNKNOWN";
 }
+
+ModelRepository::ModelRepository(const Options& options)
+    : options_(options), reaper_(std::make_shared<Reaper>()) {}
 
 StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Create(const Options& options) {
   if (options.roots.empty()) return InvalidArgument("--model-repository must be specified");
@@ -32,9 +49,12 @@ StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Create(const Options
   return repo;
 }
 
-ModelRepository::~ModelRepository() { UnloadAll(); }
+ModelRepository::~ModelRepository() {
+  UnloadAll();
+  reaper_->Shutdown();  // destroys every version no request holds any more
+}
 
-std::map<std::string, std::filesystem::path> ModelRepository::Scan(std::vector<Status>* errors) {
+std::map<std::string, std::vector<std::filesystem::path>> ModelRepository::ListModelDirs() const {
   std::map<std::string, std::vector<std::filesystem::path>> found;
   for (const auto& root : options_.roots) {
     std::error_code ec;
@@ -42,41 +62,36 @@ std::map<std::string, std::filesystem::path> ModelRepository::Scan(std::vector<S
     for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code ec2;
       if (!it->is_directory(ec2)) continue;
-      found[it->path().filename().string()].push_back(it->path());
+      const std::string name = it->path().filename().string();
+      if (!ValidateModelName(name).ok()) continue;
+      found[name].push_back(it->path());
     }
-    if (ec) errors->push_back(Internal("cannot list '" + root.string() + "': " + ec.message()));
+    if (ec) LOG_ERROR("failed to poll model repository '{}': {}", root.string(), ec.message());
   }
-  std::map<std::string, std::filesystem::path> unique;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [name, dirs] : found) {
-    ModelEntry& entry = models_[name];
-    entry.dir = dirs.front();
-    if (dirs.size() > 1) {
-      entry.failure = "model appears in two or more repositories";
-      errors->push_back(Unavailable("model '" + name + "': " + entry.failure));
-      continue;
-    }
-    unique[name] = dirs.front();
-  }
-  return unique;
+  return found;
 }
 
-std::vector<Status> ModelRepository::LoadAll() {
+std::shared_ptr<std::mutex> ModelRepository::LoadMutex(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& m = load_mutexes_[name];
+  if (!m) m = std::make_shared<std::mutex>();
+  return m;
+}
+
+std::vector<Status> ModelRepository::LoadParallel(const std::vector<std::string>& names) {
   std::vector<Status> errors;
-  const auto todo = Scan(&errors);
-  std::vector<std::pair<std::string, std::filesystem::path>> items(todo.begin(), todo.end());
   std::atomic<size_t> next{0};
   std::mutex errors_mu;
   auto worker = [&] {
-    for (size_t i = next++; i < items.size(); i = next++) {
-      Status s = LoadModel(items[i].first, items[i].second);
+    for (size_t i = next++; i < names.size(); i = next++) {
+      Status s = Load(names[i], {});
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(errors_mu);
         errors.push_back(std::move(s));
       }
     }
   };
-  const size_t n = std::min<size_t>(std::max(1, options_.load_thread_count), items.size());
+  const size_t n = std::min<size_t>(std::max(1, options_.load_thread_count), names.size());
   std::vector<std::thread> threads;
   for (size_t i = 1; i < n; ++i) threads.emplace_back(worker);
   worker();
@@ -84,70 +99,287 @@ std::vector<Status> ModelRepository::LoadAll() {
   return errors;
 }
 
-Status ModelRepository::LoadModel(const std::string& name, const std::filesystem::path& dir) {
-  LOG_INFO("loading model '{}' from {}", name, dir.string());
-  auto resolved = ResolveModel(name, dir, *options_.registry, options_.resolve);
-  if (!resolved.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    models_[name].failure = resolved.status().ToString();
-    LOG_ERROR("failed to load model '{}': {}", name, resolved.status().message());
-    return resolved.status();
+std::vector<Status> ModelRepository::LoadAll() {
+  std::vector<Status> errors;
+  std::vector<std::string> names;
+  for (const auto& [name, dirs] : ListModelDirs()) {
+    if (dirs.size() > 1) {
+      MarkDuplicate(name);
+      errors.push_back(
+          Unavailable("model '" + name + "': model appears in two or more repositories"));
+      continue;
+    }
+    names.push_back(name);
   }
-  Status first_error;
-  for (int64_t v : resolved->versions) {
+  for (Status& s : LoadParallel(names)) errors.push_back(std::move(s));
+  return errors;
+}
+
+std::vector<Status> ModelRepository::LoadNamed(const std::vector<std::string>& names) {
+  return LoadParallel(names);
+}
+
+Status ModelRepository::Load(const std::string& name, const ModelLoadParameters& params) {
+  NEREID_RETURN_IF_ERROR(ValidateModelName(name));
+  LoadPlan plan;
+  if (!params.files.empty() && !params.config_json) {
+    return InvalidArgument("Load parameter 'config' must be specified for model file override");
+  }
+  if (params.config_json) {
+    auto parsed = config::ModelConfigFromJson(*params.config_json);
+    if (!parsed.ok()) {
+      return InvalidArgument("Invalid config override: " + parsed.status().message());
+    }
+    plan.override_config = std::make_shared<const inference::ModelConfig>(std::move(*parsed));
+  }
+  if (!params.files.empty()) {
+    NEREID_ASSIGN_OR_RETURN(plan.temp, TempModelDir::Create(params.files));
+    plan.dir = plan.temp->path();
+  } else {
+    auto dirs = ListModelDirs();
+    auto it = dirs.find(name);
+    if (it == dirs.end()) {
+      LOG_ERROR("failed to poll model '{}': model not found in any model repository.", name);
+      return NotInRepository(name);
+    }
+    if (it->second.size() > 1) {
+      MarkDuplicate(name);
+      LOG_ERROR("failed to poll model '{}': not unique across all model repositories", name);
+      return NotInRepository(name);
+    }
+    plan.dir = it->second.front();
+  }
+  return LoadWithPlan(name, plan);
+}
+
+Status ModelRepository::ReloadFromDirectory(const std::string& name,
+                                            const std::filesystem::path& dir,
+                                            const std::set<int64_t>& reusable) {
+  LoadPlan plan;
+  plan.dir = dir;
+  plan.reusable = reusable;
+  return LoadWithPlan(name, plan);
+}
+
+Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& plan) {
+  const std::shared_ptr<std::mutex> load_mu = LoadMutex(name);
+  std::lock_guard<std::mutex> serialize(*load_mu);
+  uint64_t epoch = 0;
+  std::set<int64_t> serving;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ModelEntry& entry = models_[name];
+    entry.forgotten = false;
+    epoch = entry.epoch;
+    for (const auto& [v, slot] : entry.versions) {
+      if (slot.model) serving.insert(v);
+    }
+  }
+  LOG_INFO("loading model '{}' from {}", name, plan.dir.string());
+  auto resolved = ResolveModel(name, plan.dir, *options_.registry, options_.resolve,
+                               plan.override_config.get());
+  if (!resolved.ok()) {
+    LOG_ERROR("failed to load model '{}': {}", name, resolved.status().message());
+    std::lock_guard<std::mutex> lock(mu_);
+    ModelEntry& entry = models_[name];
+    if (serving.empty()) entry.failure = resolved.status().ToString();
+    return LoadFailed(name, resolved.status().message());
+  }
+  std::vector<int64_t> todo;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ModelEntry& entry = models_[name];
+    entry.failure.clear();
+    for (int64_t v : resolved->versions) {
+      if (plan.reusable.count(v) != 0 && serving.count(v) != 0) continue;
+      todo.push_back(v);
+      VersionSlot& slot = entry.versions[v];
+      if (!slot.model) slot.status = {v, ModelState::kLoading, ""};
+    }
+  }
+  std::map<int64_t, StatusOr<ServedHandle>> loaded;
+  for (int64_t v : todo) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      models_[name].versions[v].status = {v, ModelState::kLoading, ""};
+      if (models_[name].epoch != epoch) break;  // unloaded meanwhile: CommitLoad cancels
     }
-    ModelVersion::Options mo{v, dir, resolved->backend, resolved->config, resolved->config_json};
-    auto loaded = ModelVersion::Load(mo);
-    std::lock_guard<std::mutex> lock(mu_);
-    VersionSlot& slot = models_[name].versions[v];
-    if (loaded.ok()) {
-      slot.model = std::move(loaded).value();
-      slot.status = {v, ModelState::kReady, ""};
-      LOG_INFO("successfully loaded '{}' version {}", name, v);
+    ModelVersion::Options mo{v, plan.dir, resolved->backend, resolved->config,
+                             resolved->config_json};
+    auto version = ModelVersion::Load(mo);
+    if (version.ok()) {
+      loaded.emplace(v, MakeServed(std::move(version).value(), plan.temp, reaper_));
     } else {
-      slot.status = {v, ModelState::kUnavailable, loaded.status().ToString()};
-      LOG_ERROR("failed to load '{}' version {}: {}", name, v, loaded.status().message());
-      if (first_error.ok()) first_error = loaded.status();
+      LOG_ERROR("failed to load '{}' version {}: {}", name, v, version.status().message());
+      loaded.emplace(v, version.status());
+    }
+  }
+  return CommitLoad(name, epoch, *resolved, loaded);
+}
+
+Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
+                                   const ResolvedModel& resolved,
+                                   std::map<int64_t, StatusOr<ServedHandle>>& loaded) {
+  std::vector<std::shared_ptr<ModelVersion>> dropping;
+  Status first_error;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ModelEntry& entry = models_[name];
+    if (entry.epoch != epoch) {
+      // Unloaded while loading: the unload wins, the new versions are discarded.
+      for (auto& [v, result] : loaded) {
+        VersionSlot& slot = entry.versions[v];
+        if (slot.status.state == ModelState::kLoading)
+          slot.status = {v, ModelState::kUnavailable, "unloaded"};
+        if (result.ok()) dropping.push_back(std::move(result->model));
+      }
+      first_error = Unavailable("load of model '" + name + "' was cancelled by an unload");
+    } else {
+      bool any_ready = false;
+      for (int64_t v : resolved.versions) {
+        VersionSlot& slot = entry.versions[v];
+        auto it = loaded.find(v);
+        if (it == loaded.end()) {  // reused as it was
+          any_ready = any_ready || slot.model != nullptr;
+          continue;
+        }
+        if (it->second.ok()) {
+          if (slot.model) dropping.push_back(std::move(slot.model));
+          slot.model = std::move(it->second->model);
+          slot.released = std::move(it->second->released);
+          slot.status = {v, ModelState::kReady, ""};
+          any_ready = true;
+          LOG_INFO("successfully loaded '{}' version {}", name, v);
+        } else {
+          if (first_error.ok()) {
+            first_error = LoadFailed(
+                name, "version " + std::to_string(v) + ": " + it->second.status().message());
+          }
+          if (slot.model) {
+            any_ready = true;  // the old version keeps serving
+            LOG_WARNING("'{}' version {} keeps serving its previous load", name, v);
+          } else {
+            slot.status = {v, ModelState::kUnavailable, it->second.status().ToString()};
+          }
+        }
+      }
+      const std::set<int64_t> selected(resolved.versions.begin(), resolved.versions.end());
+      for (auto& [v, slot] : entry.versions) {
+        if (selected.count(v) != 0) continue;
+        if (!slot.model) {
+          if (slot.status.state != ModelState::kUnloading) {
+            slot.status = {v, ModelState::kUnavailable, "unloaded"};
+          }
+          continue;
+        }
+        if (!any_ready) continue;  // never leave the model with nothing to serve
+        LOG_INFO("unloading '{}' version {} (no longer selected by the version policy)", name, v);
+        slot.status = {v, ModelState::kUnloading, ""};
+        dropping.push_back(std::move(slot.model));
+      }
     }
     PublishLocked();
   }
+  // Outside the lock: the last reference hands the version to the reaper.
+  dropping.clear();
   return first_error;
+}
+
+void ModelRepository::UnloadLocked(ModelEntry& entry,
+                                   std::vector<std::shared_ptr<ModelVersion>>* dropping) {
+  ++entry.epoch;
+  for (auto& [v, slot] : entry.versions) {
+    if (slot.model) {
+      // slot.released turns true when the last request lets go (see ResolveReleasedLocked).
+      slot.status = {v, ModelState::kUnloading, ""};
+      dropping->push_back(std::move(slot.model));
+    } else if (slot.status.state == ModelState::kLoading ||
+               slot.status.state == ModelState::kReady) {
+      slot.status = {v, ModelState::kUnavailable, "unloaded"};
+    }
+  }
+}
+
+Status ModelRepository::Unload(const std::string& name) {
+  NEREID_RETURN_IF_ERROR(ValidateModelName(name));
+  std::vector<std::shared_ptr<ModelVersion>> dropping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(name);
+    if (it == models_.end()) return Status::Ok();
+    UnloadLocked(it->second, &dropping);
+    PublishLocked();
+  }
+  LOG_INFO("unloading model '{}' ({} version(s))", name, dropping.size());
+  dropping.clear();
+  return Status::Ok();
+}
+
+void ModelRepository::MarkDuplicate(const std::string& name) {
+  std::vector<std::shared_ptr<ModelVersion>> dropping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ModelEntry& entry = models_[name];
+    UnloadLocked(entry, &dropping);
+    entry.failure = "model appears in two or more repositories";
+    PublishLocked();
+  }
+  dropping.clear();
+}
+
+void ModelRepository::Forget(const std::string& name) {
+  std::vector<std::shared_ptr<ModelVersion>> dropping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(name);
+    if (it == models_.end()) return;
+    UnloadLocked(it->second, &dropping);
+    it->second.forgotten = true;
+    PublishLocked();
+  }
+  LOG_INFO("model '{}' was removed from the repository", name);
+  dropping.clear();
 }
 
 void ModelRepository::PublishLocked() {
   auto table = std::make_shared<ServingTable>();
   for (const auto& [name, entry] : models_) {
     for (const auto& [v, slot] : entry.versions) {
-      if (slot.status.state == ModelState::kReady && slot.model) (*table)[name][v] = slot.model;
+      if (slot.model) (*table)[name][v] = slot.model;
     }
   }
   serving_.store(std::move(table));
+}
+
+void ModelRepository::ResolveReleasedLocked(ModelEntry& entry) {
+  for (auto& [v, slot] : entry.versions) {
+    if (slot.status.state == ModelState::kUnloading && !slot.model && slot.released &&
+        slot.released->load(std::memory_order_acquire)) {
+      slot.status = {v, ModelState::kUnavailable, "unloaded"};
+      slot.released.reset();
+    }
+  }
 }
 
 StatusOr<std::shared_ptr<ModelVersion>> ModelRepository::Get(const std::string& name,
                                                              int64_t version) const {
   const auto table = serving_.load();
   auto it = table->find(name);
-  if (it == table->end() || it->second.empty()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (models_.count(name) == 0) {
-      return NotFound("Request for unknown model: '" + name + "' is not found");
-    }
-    if (version < 0) {
-      return Unavailable("Request for unknown model: '" + name + "' has no available versions");
-    }
-  }
-  if (version < 0) return it->second.rbegin()->second;
-  if (it != table->end()) {
+  if (it != table->end() && !it->second.empty()) {
+    if (version < 0) return it->second.rbegin()->second;
     auto v = it->second.find(version);
     if (v != it->second.end()) return v->second;
   }
+  // Only names that can never be served reach this check, so the request path pays nothing.
+  NEREID_RETURN_IF_ERROR(ValidateModelName(name));
   std::lock_guard<std::mutex> lock(mu_);
   auto m = models_.find(name);
-  if (m != models_.end() && m->second.versions.count(version) != 0) {
+  if (m == models_.end() || m->second.forgotten) {
+    return NotFound("Request for unknown model: '" + name + "' is not found");
+  }
+  if (version < 0) {
+    return Unavailable("Request for unknown model: '" + name + "' has no available versions");
+  }
+  if (m->second.versions.count(version) != 0) {
     return Unavailable("Request for unknown model: '" + name + "' version " +
                        std::to_string(version) + " is not at ready state");
   }
@@ -160,7 +392,8 @@ StatusOr<bool> ModelRepository::IsReady(const std::string& name, int64_t version
   if (model.ok()) return true;
   if (model.status().code() == StatusCode::kUnavailable) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  if (models_.count(name) != 0) return false;  // known model, unknown version
+  auto m = models_.find(name);
+  if (m != models_.end() && !m->second.forgotten) return false;  // known model, unknown version
   return model.status();
 }
 
@@ -174,13 +407,41 @@ std::vector<int64_t> ModelRepository::ReadyVersions(const std::string& name) con
   return out;
 }
 
-std::vector<ModelStatus> ModelRepository::Index() const {
+std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
+  const auto dirs = ListModelDirs();  // file I/O outside the lock
   std::lock_guard<std::mutex> lock(mu_);
+  std::set<std::string> names;
+  for (const auto& [name, d] : dirs) names.insert(name);
+  for (auto& [name, entry] : models_) {
+    ResolveReleasedLocked(entry);
+    // A model whose directory is gone stays listed only while a version is still winding down.
+    bool active = !entry.forgotten;
+    for (const auto& [v, slot] : entry.versions) {
+      active = active ||
+               !(slot.status.state == ModelState::kUnavailable && slot.status.reason == "unloaded");
+    }
+    if (active) names.insert(name);
+  }
   std::vector<ModelStatus> out;
-  for (const auto& [name, entry] : models_) {
+  for (const std::string& name : names) {
     ModelStatus ms{name, {}};
-    if (!entry.failure.empty()) ms.versions.push_back({-1, ModelState::kUnavailable, entry.failure});
-    for (const auto& [v, slot] : entry.versions) ms.versions.push_back(slot.status);
+    auto it = models_.find(name);
+    if (it != models_.end()) {
+      const ModelEntry& entry = it->second;
+      auto d = dirs.find(name);
+      const bool duplicate = d != dirs.end() && d->second.size() > 1;
+      if (duplicate || !entry.failure.empty()) {
+        ms.versions.push_back(
+            {-1, ModelState::kUnavailable,
+             duplicate ? "model appears in two or more repositories" : entry.failure});
+      }
+      for (const auto& [v, slot] : entry.versions) ms.versions.push_back(slot.status);
+    }
+    if (ready_only) {
+      std::erase_if(ms.versions,
+                    [](const VersionStatus& s) { return s.state != ModelState::kReady; });
+      if (ms.versions.empty()) continue;
+    }
     out.push_back(std::move(ms));
   }
   return out;
@@ -188,11 +449,14 @@ std::vector<ModelStatus> ModelRepository::Index() const {
 
 bool ModelRepository::AllReady() const {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [name, entry] : models_) {
+  for (auto& [name, entry] : models_) {
+    ResolveReleasedLocked(entry);
+    if (entry.forgotten) continue;
     if (!entry.failure.empty()) return false;
     for (const auto& [v, slot] : entry.versions) {
       const bool unloaded =
-          slot.status.state == ModelState::kUnavailable && slot.status.reason == "unloaded";
+          (slot.status.state == ModelState::kUnavailable && slot.status.reason == "unloaded") ||
+          slot.status.state == ModelState::kUnloading;
       if (slot.status.state != ModelState::kReady && !unloaded) return false;
     }
   }
@@ -203,17 +467,10 @@ void ModelRepository::UnloadAll() {
   std::vector<std::shared_ptr<ModelVersion>> dropping;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [name, entry] : models_) {
-      for (auto& [v, slot] : entry.versions) {
-        if (slot.model) dropping.push_back(std::move(slot.model));
-        if (slot.status.state == ModelState::kReady) {
-          slot.status = {v, ModelState::kUnavailable, "unloaded"};
-        }
-      }
-    }
+    for (auto& [name, entry] : models_) UnloadLocked(entry, &dropping);
     PublishLocked();
   }
-  dropping.clear();  // outside the lock: destroying a version joins its executors
+  dropping.clear();  // outside the lock: the reaper destroys what no request holds
 }
 
 }  // namespace nereid

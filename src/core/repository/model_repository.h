@@ -1,9 +1,22 @@
 // ModelRepository: the models of one or more repository folders, their per-version state
-// (READY / UNAVAILABLE / LOADING / UNLOADING with a reason) and the table requests read.
+// (READY / UNAVAILABLE / LOADING / UNLOADING with a reason), the table requests read, and the
+// lifecycle operations of Triton's model control modes: load everything, load / reload one model
+// (optionally with a `config` override and `file:` contents), unload, and the partial reloads
+// POLL mode asks for.
+//
+// Reload semantics (REFERENCE.md §5.2, §5.3): a version being reloaded keeps serving until its
+// replacement is READY, and is swapped out in one publication of the serving table; a version
+// that fails to reload keeps the old one serving; versions the version policy no longer selects
+// are unloaded only once at least one selected version is READY (so a failed switch to a new
+// `latest` never leaves the model without a serving version). An unloaded version leaves the
+// serving table at once and is destroyed when the last request using it finishes (UNLOADING
+// until then, then UNAVAILABLE "unloaded").
 //
 // Thread-safety: all methods are safe from any thread. Lookups on the request path (Get) take no
-// lock: they load an immutable serving table through an atomic shared_ptr. Writers serialize on
-// mu_ and publish a new table.
+// lock: they load an immutable serving table through an atomic shared_ptr. Loads of one model
+// serialize on that model's load mutex; loads of different models run in parallel; state
+// changes serialize on mu_ (a leaf lock: no backend call, file I/O or model destruction happens
+// under it).
 #pragma once
 
 #include <atomic>
@@ -11,12 +24,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/model/backend_registry.h"
 #include "core/model/model_version.h"
 #include "core/repository/config_resolver.h"
+#include "core/repository/load_override.h"
+#include "core/repository/served_version.h"
 
 namespace nereid {
 
@@ -31,7 +47,7 @@ struct VersionStatus {
 
 struct ModelStatus {
   std::string name;
-  std::vector<VersionStatus> versions;
+  std::vector<VersionStatus> versions;  // empty: a model directory never loaded
 };
 
 class ModelRepository {
@@ -48,13 +64,39 @@ class ModelRepository {
 
   // Loads every model found in the roots, in parallel. Returns one error per model that failed.
   std::vector<Status> LoadAll();
+  // Loads the named models in parallel (EXPLICIT start-up). One error per failure.
+  std::vector<Status> LoadNamed(const std::vector<std::string>& names);
 
-  // The version to serve: `version` -1 means the highest ready one.
+  // Loads or reloads `name` from its repository directory, or from `params` overrides; blocks
+  // until every selected version is READY or failed. Triton's errors: an unknown model is
+  // INTERNAL "failed to load '<m>', failed to poll from model repository"; a load failure is
+  // INVALID_ARG "load failed for model '<m>': ...".
+  Status Load(const std::string& name, const ModelLoadParameters& params);
+  // Starts unloading every version of `name` and returns without waiting for requests in flight.
+  // Unloading a model that is not loaded (or unknown) succeeds.
+  Status Unload(const std::string& name);
+
+  // POLL mode: reloads `name` from `dir`, keeping loaded versions listed in `reusable` as they
+  // are (their files did not change). Errors as Load.
+  Status ReloadFromDirectory(const std::string& name, const std::filesystem::path& dir,
+                             const std::set<int64_t>& reusable);
+  // POLL mode: the model's directory appears in more than one root: unload it and mark it so.
+  void MarkDuplicate(const std::string& name);
+  // POLL mode: the model's directory is gone: unload it and drop it from the index once unloaded.
+  void Forget(const std::string& name);
+
+  // Every model directory of every root (name -> its directories; more than one is a duplicate).
+  std::map<std::string, std::vector<std::filesystem::path>> ListModelDirs() const;
+
+  // The version to serve: `version` -1 means the highest ready one. An invalid model name
+  // (ValidateModelName) is InvalidArgument rather than "unknown model".
   StatusOr<std::shared_ptr<ModelVersion>> Get(const std::string& name, int64_t version) const;
   // Whether that version is ready; an error only when the model is unknown.
   StatusOr<bool> IsReady(const std::string& name, int64_t version) const;
   std::vector<int64_t> ReadyVersions(const std::string& name) const;
-  std::vector<ModelStatus> Index() const;
+  // Triton's repository index: every model directory of the roots plus every model with a state,
+  // sorted by name; with ready_only, only READY versions.
+  std::vector<ModelStatus> Index(bool ready_only = false) const;
   // Every known version READY (a version unloaded on purpose is tolerated).
   bool AllReady() const;
   // Drops every model; requests in flight keep theirs until they finish.
@@ -63,23 +105,38 @@ class ModelRepository {
  private:
   struct VersionSlot {
     VersionStatus status;
-    std::shared_ptr<ModelVersion> model;
+    std::shared_ptr<ModelVersion> model;          // set while READY
+    std::shared_ptr<std::atomic<bool>> released;  // set while UNLOADING
   };
   struct ModelEntry {
-    std::filesystem::path dir;
     std::map<int64_t, VersionSlot> versions;
     std::string failure;  // model-level failure reason (config, backend, duplicates)
+    uint64_t epoch = 0;   // bumped by every unload: a load that started before is cancelled
+    bool forgotten = false;
+  };
+  struct LoadPlan {
+    std::filesystem::path dir;
+    std::shared_ptr<TempModelDir> temp;
+    std::shared_ptr<const inference::ModelConfig> override_config;
+    std::set<int64_t> reusable;
   };
   using ServingTable = std::map<std::string, std::map<int64_t, std::shared_ptr<ModelVersion>>>;
 
-  explicit ModelRepository(const Options& options) : options_(options) {}
-  std::map<std::string, std::filesystem::path> Scan(std::vector<Status>* errors);
-  Status LoadModel(const std::string& name, const std::filesystem::path& dir);
+  explicit ModelRepository(const Options& options);
+  Status LoadWithPlan(const std::string& name, const LoadPlan& plan);
+  Status CommitLoad(const std::string& name, uint64_t epoch, const ResolvedModel& resolved,
+                    std::map<int64_t, StatusOr<ServedHandle>>& loaded);
+  std::shared_ptr<std::mutex> LoadMutex(const std::string& name);
+  void UnloadLocked(ModelEntry& entry, std::vector<std::shared_ptr<ModelVersion>>* dropping);
+  static void ResolveReleasedLocked(ModelEntry& entry);
+  std::vector<Status> LoadParallel(const std::vector<std::string>& names);
   void PublishLocked();
 
   Options options_;
+  std::shared_ptr<Reaper> reaper_;
   mutable std::mutex mu_;
-  std::map<std::string, ModelEntry> models_;  // guarded by mu_
+  mutable std::map<std::string, ModelEntry> models_;                 // guarded by mu_
+  std::map<std::string, std::shared_ptr<std::mutex>> load_mutexes_;  // guarded by mu_
   std::atomic<std::shared_ptr<const ServingTable>> serving_;
 };
 

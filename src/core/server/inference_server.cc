@@ -1,11 +1,14 @@
 #include "core/server/inference_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "common/logging.h"
 #include "core/model/backend_registry.h"
 #include "core/repository/model_repository.h"
+#include "core/repository/repository_poller.h"
+#include "core/server/task_pool.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -13,7 +16,8 @@ namespace {
 
 // Extensions this build really implements, in Triton's order (REFERENCE.md §1.1).
 std::vector<std::string> Extensions() {
-  return {"model_configuration", "binary_tensor_data", "parameters"};
+  return {"classification",      "model_repository",   "model_repository(unload_dependents)",
+          "model_configuration", "binary_tensor_data", "parameters"};
 }
 
 int DefaultMaxBatchSize(const ServerOptions& options) {
@@ -41,6 +45,8 @@ InferenceServer::InferenceServer(const ServerOptions& options,
 }
 
 InferenceServer::~InferenceServer() {
+  poller_.reset();
+  load_pool_.reset();   // waits for loads in progress
   repository_.reset();  // models before the backends whose code they run
   registry_.reset();
 }
@@ -62,13 +68,87 @@ StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(const ServerO
 
   std::unique_ptr<InferenceServer> server(new InferenceServer(options, std::move(repo)));
   server->registry_ = std::move(registry);
-  const std::vector<Status> errors = server->repository_->LoadAll();
+  server->load_pool_ = std::make_unique<TaskPool>(options.model_load_thread_count);
+  const std::vector<Status> errors = server->LoadAtStart();
   if (!errors.empty() && options.exit_on_error) {
     return Status(errors.front().code(),
                   "failed to load all models (" + std::to_string(errors.size()) +
                       " failed); first error: " + errors.front().message());
   }
   return server;
+}
+
+std::vector<Status> InferenceServer::LoadAtStart() {
+  switch (options_.model_control_mode) {
+    case ModelControlMode::kNone:
+      return repository_->LoadAll();
+    case ModelControlMode::kPoll: {
+      RepositoryPoller::Options po;
+      po.interval_secs = std::max(0, options_.repository_poll_secs);
+      po.load_thread_count = options_.model_load_thread_count;
+      poller_ = std::make_unique<RepositoryPoller>(repository_.get(), po);
+      poller_->Prime();
+      std::vector<Status> errors = repository_->LoadAll();
+      if (po.interval_secs > 0) poller_->Start();
+      return errors;
+    }
+    case ModelControlMode::kExplicit: {
+      std::vector<std::string> names = options_.startup_models;
+      if (names.size() == 1 && names.front() == "*") {
+        names.clear();
+        for (const auto& [name, dirs] : repository_->ListModelDirs()) names.push_back(name);
+      }
+      return repository_->LoadNamed(names);
+    }
+  }
+  return {};
+}
+
+std::vector<RepositoryIndexEntry> InferenceServer::RepositoryIndex(bool ready_only) const {
+  std::vector<RepositoryIndexEntry> out;
+  for (const ModelStatus& m : repository_->Index(ready_only)) {
+    if (m.versions.empty()) out.push_back({m.name, -1, "", ""});
+    for (const VersionStatus& v : m.versions) {
+      out.push_back({m.name, v.version, ModelStateName(v.state), v.reason});
+    }
+  }
+  return out;
+}
+
+namespace {
+Status ModelControlDisabled() {
+  return Unavailable("explicit model load / unload is not allowed if polling is enabled");
+}
+}  // namespace
+
+void InferenceServer::LoadModelAsync(const std::string& name, ModelLoadParameters&& params,
+                                     std::function<void(Status)> done) {
+  if (options_.model_control_mode != ModelControlMode::kExplicit) {
+    return done(ModelControlDisabled());
+  }
+  if (stopping_.load(std::memory_order_acquire)) {
+    return done(Unavailable("Server is stopping; models can no longer be loaded"));
+  }
+  load_pool_->Submit([this, name, params = std::move(params), done = std::move(done)] {
+    done(repository_->Load(name, params));
+  });
+}
+
+Status InferenceServer::UnloadModel(const std::string& name, bool unload_dependents) {
+  (void)unload_dependents;
+  if (options_.model_control_mode != ModelControlMode::kExplicit) return ModelControlDisabled();
+  return repository_->Unload(name);
+}
+
+bool InferenceServer::PollRepositoryNow() {
+  if (!poller_) return false;
+  if (options_.repository_poll_secs > 0) {
+    poller_->Trigger();
+  } else {
+    LOG_INFO("rescanning the model repository (SIGHUP)");
+    poller_->ScanOnce();
+  }
+  return true;
 }
 
 bool InferenceServer::IsLive() const { return !stopping_.load(std::memory_order_acquire); }
@@ -141,6 +221,7 @@ void InferenceServer::InferAsync(std::unique_ptr<InferenceRequest>&& request, In
 
 bool InferenceServer::Stop() {
   stopping_.store(true, std::memory_order_release);
+  if (poller_) poller_->Stop();
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(options_.exit_timeout_secs);
   bool drained = true;

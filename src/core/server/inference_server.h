@@ -6,11 +6,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/repository/load_override.h"
 #include "core/request/inference_request.h"
 #include "core/tensor/shape.h"
 #include "nereid/status.h"
@@ -23,6 +25,11 @@ namespace nereid {
 
 class BackendRegistry;
 class ModelRepository;
+class RepositoryPoller;
+class TaskPool;
+
+// --model-control-mode (seed 002).
+enum class ModelControlMode { kNone, kExplicit, kPoll };
 
 struct ServerOptions {
   std::vector<std::string> model_repositories;
@@ -36,6 +43,17 @@ struct ServerOptions {
   bool disable_auto_complete = false;
   int model_load_thread_count = 4;
   int exit_timeout_secs = 30;
+  ModelControlMode model_control_mode = ModelControlMode::kNone;
+  std::vector<std::string> startup_models;  // --load-model (explicit mode); "*" alone: all
+  int repository_poll_secs = 15;            // poll mode; 0: no polling thread
+};
+
+// One row of the repository index (POST /v2/repository/index, RepositoryIndex).
+struct RepositoryIndexEntry {
+  std::string name;
+  int64_t version = -1;  // -1: none (never loaded, or a model-level state)
+  std::string state;     // READY, UNAVAILABLE, LOADING, UNLOADING; empty when never loaded
+  std::string reason;
 };
 
 struct TensorMetadata {
@@ -93,6 +111,20 @@ class InferenceServer {
   void InferAsync(std::unique_ptr<InferenceRequest>&& request, InferCallback done,
                   const InferOptions& options = {});
 
+  // Model repository extension. In NONE and POLL mode load and unload fail with UNAVAILABLE
+  // "explicit model load / unload is not allowed if polling is enabled" (Triton's text).
+  std::vector<RepositoryIndexEntry> RepositoryIndex(bool ready_only) const;
+  // Loads or reloads on a load thread and calls `done` there once every selected version is READY
+  // or failed. `done` may run before LoadModelAsync returns (immediate errors).
+  void LoadModelAsync(const std::string& name, ModelLoadParameters&& params,
+                      std::function<void(Status)> done);
+  // Starts the unload and returns; requests in flight finish on the version they hold.
+  // unload_dependents has no effect until ensembles exist (nothing depends on a model yet).
+  Status UnloadModel(const std::string& name, bool unload_dependents);
+  // POLL mode: scan the repositories now (SIGHUP). Other modes: no-op, returns false.
+  bool PollRepositoryNow();
+  ModelControlMode control_mode() const { return options_.model_control_mode; }
+
   // Graceful stop: refuse new inferences (UNAVAILABLE), wait up to exit_timeout_secs for those
   // in flight, then unload every model. Returns false when the timeout expired.
   bool Stop();
@@ -101,11 +133,14 @@ class InferenceServer {
 
  private:
   InferenceServer(const ServerOptions& options, std::unique_ptr<ModelRepository> repository);
+  std::vector<Status> LoadAtStart();
 
   ServerOptions options_;
   ServerMetadata metadata_;
   std::unique_ptr<BackendRegistry> registry_;
   std::unique_ptr<ModelRepository> repository_;  // declared after registry_: destroyed first
+  std::unique_ptr<RepositoryPoller> poller_;     // POLL mode only
+  std::unique_ptr<TaskPool> load_pool_;          // runs LoadModelAsync
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> inflight_{0};
 };

@@ -159,6 +159,7 @@ class UnaryCall final : public CqEvent {
 // Start one listener per RPC. Called once, before the completion-queue threads run.
 void ListenUnaryCalls(const std::shared_ptr<GrpcShared>& shared);
 void ListenModelInfer(const std::shared_ptr<GrpcShared>& shared);
+void ListenRepositoryCalls(const std::shared_ptr<GrpcShared>& shared);
 void ListenModelStreamInfer(const std::shared_ptr<GrpcShared>& shared);
 
 }  // namespace nereid::grpc_frontend

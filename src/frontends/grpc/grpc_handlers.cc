@@ -98,7 +98,6 @@ grpc::Status NotYet(InferenceServer&, const google::protobuf::Message&,
 }
 
 constexpr char kStatistics[] = "model statistics";
-constexpr char kRepository[] = "model repository control";
 constexpr char kSystemShm[] = "system shared memory";
 constexpr char kCudaShm[] = "CUDA shared memory (this is a CPU-only server)";
 constexpr char kTrace[] = "trace settings";
@@ -201,13 +200,6 @@ void ListenUnaryCalls(const std::shared_ptr<GrpcShared>& shared) {
   ListenOne(shared, &Service::RequestModelConfig, &ModelConfig);
   ListenOne(shared, &Service::RequestModelStatistics,
             &Reject<kStatistics, pb::ModelStatisticsRequest, pb::ModelStatisticsResponse>);
-  ListenOne(shared, &Service::RequestRepositoryIndex,
-            &Reject<kRepository, pb::RepositoryIndexRequest, pb::RepositoryIndexResponse>);
-  ListenOne(shared, &Service::RequestRepositoryModelLoad,
-            &Reject<kRepository, pb::RepositoryModelLoadRequest, pb::RepositoryModelLoadResponse>);
-  ListenOne(
-      shared, &Service::RequestRepositoryModelUnload,
-      &Reject<kRepository, pb::RepositoryModelUnloadRequest, pb::RepositoryModelUnloadResponse>);
   ListenOne(shared, &Service::RequestSystemSharedMemoryStatus,
             &Reject<kSystemShm, pb::SystemSharedMemoryStatusRequest,
                     pb::SystemSharedMemoryStatusResponse>);

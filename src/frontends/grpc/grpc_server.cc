@@ -121,6 +121,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
   shared.inline_slots.store(options.infer_thread_count - 1);
   grpc_frontend::ListenUnaryCalls(impl->shared);
   grpc_frontend::ListenModelInfer(impl->shared);
+  grpc_frontend::ListenRepositoryCalls(impl->shared);
   grpc_frontend::ListenModelStreamInfer(impl->shared);
   for (int i = 0; i < options.infer_thread_count; ++i) {
     impl->threads.emplace_back([p = impl.get()] { p->Serve(); });

@@ -6,6 +6,7 @@
 #include "frontends/http/http_server.h"
 #include "frontends/http/infer_handler.h"
 #include "frontends/http/metadata_codec.h"
+#include "frontends/http/repository_handlers.h"
 #include "frontends/http/status_mapping.h"
 
 namespace nereid {
@@ -72,6 +73,9 @@ constexpr Route kRoutes[] = {
     {kHttpGet, "/v2/models/{model}[/versions/{version}]", &HandleModelMetadata},
     {kHttpGet, "/v2/models/{model}[/versions/{version}]/ready", &HandleModelReady},
     {kHttpGet, "/v2/models/{model}[/versions/{version}]/config", &HandleModelConfig},
+    {kHttpPost, "/v2/repository[/{region}]/index", &HandleRepositoryIndex},
+    {kHttpPost, "/v2/repository[/{region}]/models/{model}/load", &HandleRepositoryLoad},
+    {kHttpPost, "/v2/repository[/{region}]/models/{model}/unload", &HandleRepositoryUnload},
 };
 
 }  // namespace

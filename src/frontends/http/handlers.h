@@ -5,8 +5,9 @@
 //   GET  /v2/models/{m}[/versions/{v}]/ready          200, or 400 {"error":"Model version not
 //   ready"} GET  /v2/models/{m}[/versions/{v}]/config         the configuration JSON as rendered by
 //   the core POST /v2/models/{m}[/versions/{v}]/infer          inference (infer_handler.h)
-// Extension routes (statistics, repository, shared memory, trace, logging, generate) answer 404
-// until registered here, one Add() each.
+//   POST /v2/repository/...                           model repository (repository_handlers.h)
+// Other extension routes (statistics, shared memory, trace, logging, generate) answer 404 until
+// registered here, one line each.
 //
 // Thread-safety: handlers run concurrently on I/O threads; they only call the thread-safe
 // facade. Lifetime: `server` must outlive the router and every HttpServer using it.

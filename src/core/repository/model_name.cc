@@ -1,0 +1,24 @@
+#include "core/repository/model_name.h"
+
+#include <string>
+
+namespace nereid {
+
+Status ValidateModelName(std::string_view name) {
+  bool blank = true;
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f) {
+      return InvalidArgument("invalid model name: model name must not contain control characters");
+    }
+    if (c != ' ' && c != '\t') blank = false;
+  }
+  if (blank) return InvalidArgument("invalid model name: model name must not be empty");
+  if (name.find('/') != std::string_view::npos || name.find('\\') != std::string_view::npos ||
+      name == "." || name.find("..") != std::string_view::npos) {
+    return InvalidArgument("invalid model name '" + std::string(name) +
+                           "': model name must not contain path traversal characters");
+  }
+  return Status::Ok();
+}
+
+}  // namespace nereid

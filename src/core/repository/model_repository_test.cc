@@ -1,0 +1,177 @@
+// ModelRepository and RepositoryPoller against the real identity backend plugin (copied alone
+// into a private backend directory): lifecycle states, reload swaps, failed reloads, version
+// policy, overrides, and the POLL stability rule scan by scan (no timers involved).
+#include "core/repository/model_repository.h"
+
+#include <gtest/gtest.h>
+
+#include "core/config/test_temp_dir.h"
+#include "core/repository/repository_poller.h"
+
+namespace nereid {
+namespace {
+
+using config::testing::TempDir;
+
+std::string IdentityConfig(const std::string& name, int max_batch = 8,
+                           const std::string& extra = "") {
+  return "name: \"" + name +
+         "\"\nbackend: \"identity\"\nmax_batch_size: " + std::to_string(max_batch) +
+         "\ninput [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+         "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n" +
+         extra;
+}
+
+class RepositoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::copy_file(
+        std::filesystem::path(NEREID_TEST_BACKEND_DIR) / "libnereid_identity.so",
+        backends_.path() / "libnereid_identity.so");
+    auto registry = BackendRegistry::Create({backends_.path(), {}});
+    ASSERT_TRUE(registry.ok()) << registry.status().message();
+    registry_ = std::move(registry).value();
+    ModelRepository::Options o;
+    o.roots = {models_.path()};
+    o.registry = registry_.get();
+    auto repo = ModelRepository::Create(o);
+    ASSERT_TRUE(repo.ok()) << repo.status().message();
+    repo_ = std::move(repo).value();
+  }
+  void TearDown() override { repo_.reset(); }
+
+  void WriteModel(const std::string& name, const std::string& config,
+                  std::initializer_list<int> versions = {1}) {
+    models_.WriteFile(name + "/config.pbtxt", config);
+    for (int v : versions) models_.WriteFile(name + "/" + std::to_string(v) + "/.keep", "");
+  }
+  std::vector<VersionStatus> States(const std::string& name) {
+    for (auto& m : repo_->Index()) {
+      if (m.name == name) return m.versions;
+    }
+    return {};
+  }
+
+  TempDir backends_;
+  TempDir models_;
+  std::unique_ptr<BackendRegistry> registry_;
+  std::unique_ptr<ModelRepository> repo_;
+};
+
+TEST_F(RepositoryTest, UnloadKeepsInFlightVersionsUntilReleased) {
+  WriteModel("m", IdentityConfig("m"));
+  ASSERT_TRUE(repo_->Load("m", {}).ok());
+  auto held = repo_->Get("m", -1);
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(repo_->Unload("m").ok());
+  EXPECT_EQ(repo_->Get("m", -1).status().code(), StatusCode::kUnavailable);
+  ASSERT_EQ(States("m").size(), 1u);
+  EXPECT_EQ(States("m")[0].state, ModelState::kUnloading);
+  EXPECT_EQ((*held)->version(), 1);  // still usable
+  held = Status(StatusCode::kCancelled, "released");
+  EXPECT_EQ(States("m")[0].state, ModelState::kUnavailable);
+  EXPECT_EQ(States("m")[0].reason, "unloaded");
+  EXPECT_TRUE(repo_->AllReady());
+}
+
+TEST_F(RepositoryTest, ReloadSwapsAndFailedReloadKeepsTheOldVersion) {
+  WriteModel("m", IdentityConfig("m"));
+  ASSERT_TRUE(repo_->Load("m", {}).ok());
+  auto first = *repo_->Get("m", -1);
+  ASSERT_TRUE(repo_->Load("m", {}).ok());
+  auto second = *repo_->Get("m", -1);
+  EXPECT_NE(first.get(), second.get());
+  EXPECT_EQ(first->version(), 1);
+  models_.WriteFile("m/config.pbtxt", IdentityConfig("m", -1));
+  Status s = repo_->Load("m", {});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("load failed for model 'm'"), std::string::npos) << s.message();
+  EXPECT_EQ(repo_->Get("m", -1)->get(), second.get());
+  EXPECT_EQ(States("m")[0].state, ModelState::kReady);
+}
+
+TEST_F(RepositoryTest, LoadReevaluatesTheVersionPolicy) {
+  WriteModel("m", IdentityConfig("m"));
+  ASSERT_TRUE(repo_->Load("m", {}).ok());
+  models_.WriteFile("m/2/.keep", "");
+  ASSERT_TRUE(repo_->Load("m", {}).ok());
+  EXPECT_EQ((*repo_->Get("m", -1))->version(), 2);
+  EXPECT_FALSE(repo_->Get("m", 1).ok());
+  auto states = States("m");
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(states[0].reason, "unloaded");
+  EXPECT_EQ(states[1].state, ModelState::kReady);
+}
+
+TEST_F(RepositoryTest, UnknownInvalidAndOverrides) {
+  EXPECT_EQ(repo_->Load("nope", {}).message(),
+            "failed to load 'nope', failed to poll from model repository");
+  EXPECT_EQ(repo_->Load("../m", {}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(repo_->Get("a/b", -1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(repo_->Unload("nope").ok());
+  ModelLoadParameters files_only;
+  files_only.files = {{"1/.keep", ""}};
+  EXPECT_EQ(repo_->Load("up", files_only).message(),
+            "Load parameter 'config' must be specified for model file override");
+  ModelLoadParameters p;
+  p.config_json = R"({"backend":"identity","max_batch_size":2,
+      "input":[{"name":"INPUT0","data_type":"TYPE_FP32","dims":[-1]}],
+      "output":[{"name":"OUTPUT0","data_type":"TYPE_FP32","dims":[-1]}]})";
+  p.files = {{"1/.keep", ""}};
+  ASSERT_TRUE(repo_->Load("up", p).ok());
+  EXPECT_EQ((*repo_->Get("up", -1))->info().max_batch_size, 2);
+  EXPECT_EQ((*repo_->Get("up", -1))->info().name, "up");
+  ModelLoadParameters bad;
+  bad.config_json = "{nope";
+  EXPECT_NE(repo_->Load("up", bad).message().find("Invalid config override"), std::string::npos);
+}
+
+TEST_F(RepositoryTest, PollerActsOnlyOnDirectoriesStableAcrossTwoScans) {
+  RepositoryPoller poller(repo_.get(), {0, 1});
+  poller.Prime();
+  WriteModel("p", IdentityConfig("p", 8, "version_policy: { all { } }\n"));
+  poller.ScanOnce();  // first sight: not acted on
+  EXPECT_TRUE(States("p").empty());
+  EXPECT_FALSE(repo_->Get("p", -1).ok());
+  poller.ScanOnce();  // unchanged since the last scan: loaded
+  auto v1 = repo_->Get("p", 1);
+  ASSERT_TRUE(v1.ok());
+
+  models_.WriteFile("p/2/.keep", "");  // a new version: only it loads, version 1 is kept
+  poller.ScanOnce();
+  EXPECT_FALSE(repo_->Get("p", 2).ok());
+  poller.ScanOnce();
+  EXPECT_TRUE(repo_->Get("p", 2).ok());
+  EXPECT_EQ(repo_->Get("p", 1)->get(), v1->get());
+
+  models_.WriteFile("p/config.pbtxt", IdentityConfig("p", 4, "version_policy: { all { } }\n"));
+  poller.ScanOnce();
+  EXPECT_EQ((*repo_->Get("p", -1))->info().max_batch_size, 8);
+  poller.ScanOnce();
+  EXPECT_EQ((*repo_->Get("p", -1))->info().max_batch_size, 4);
+  EXPECT_NE(repo_->Get("p", 1)->get(), v1->get());  // a config change reloads every version
+
+  std::filesystem::remove_all(models_.path() / "p");
+  poller.ScanOnce();
+  EXPECT_TRUE(repo_->Get("p", -1).ok());
+  poller.ScanOnce();
+  EXPECT_EQ(repo_->Get("p", -1).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(RepositoryTest, PollerRetriesAFailedModelOnlyWhenItChanges) {
+  RepositoryPoller poller(repo_.get(), {0, 1});
+  poller.Prime();
+  WriteModel("f", IdentityConfig("f", -2));
+  poller.ScanOnce();
+  poller.ScanOnce();
+  ASSERT_FALSE(States("f").empty());
+  EXPECT_EQ(States("f")[0].state, ModelState::kUnavailable);
+  models_.WriteFile("f/config.pbtxt", IdentityConfig("f"));
+  poller.ScanOnce();
+  EXPECT_FALSE(repo_->Get("f", -1).ok());
+  poller.ScanOnce();
+  EXPECT_TRUE(repo_->Get("f", -1).ok());
+}
+
+}  // namespace
+}  // namespace nereid
