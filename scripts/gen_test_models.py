@@ -57,7 +57,8 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   x*2), reshape_torch (dims [1] reshape [], x+1), dict_torch (forward takes one
                   Dict[str, Tensor]: x - y, INT64), strings_torch (STRING -> upper-cased STRING
                   + INT64 lengths), parallel_torch (AddSub, 2 instances), shared_torch (AddSub, 3
-                  instances sharing weights, every Triton parameter set), mlp_torch (mlp_fp32's
+                  instances sharing weights, every Triton parameter set), threads1_torch /
+                  threads2_torch (x*2, FP32 [-1], INTRA_OP_THREAD_COUNT default / 2), mlp_torch (mlp_fp32's
                   twin with the same weights), and three that load but fail per request:
                   wrong_output_dtype_torch (returns FP32, config INT32), matmul4_torch (x @ 3*I4,
                   dims [-1]: a width other than 4 fails in forward), bad_output_shape_torch
@@ -522,6 +523,13 @@ def fixture_torch(repo):
         ("INTRA_OP_THREAD_COUNT", "2"), ("INTER_OP_THREAD_COUNT", "1")])
     write_torch(repo, "shared_torch", tm.AddSub(),
                 add_sub_torch_config("shared_torch", instances=3, extra=shared))
+    write_torch(repo, "threads2_torch", tm.Scale2(), config(
+        "threads2_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [-1])],
+        [tensor_cfg("OUTPUT__0", "TYPE_FP32", [-1])], 0, platform=TORCH,
+        extra=torch_param("INTRA_OP_THREAD_COUNT", "2")))
+    write_torch(repo, "threads1_torch", tm.Scale2(), config(
+        "threads1_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [-1])],
+        [tensor_cfg("OUTPUT__0", "TYPE_FP32", [-1])], 0, platform=TORCH))
     write_torch(repo, "mlp_torch", tm.Mlp(), config(
         "mlp_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [256])],
         [tensor_cfg("OUTPUT__0", "TYPE_FP32", [16])], 32, platform=TORCH))

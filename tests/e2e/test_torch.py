@@ -4,6 +4,8 @@ variable shapes, reshape, parallel instances, Triton's parameters, per-request e
 the instance serving, and the load errors of fixtures/torch_broken."""
 
 import concurrent.futures
+import os
+import time
 
 import numpy as np
 import pytest
@@ -184,6 +186,39 @@ def test_parameters_are_reported_in_the_log(torch_server):
                               "execution off, inference mode off (no-grad), weight sharing on")
     torch_server.wait_for_log("model 'add_sub_torch': 1 intra-op thread(s) per instance, "
                               "optimized execution on, inference mode on, weight sharing off")
+
+
+def thread_count(server):
+    """The server's thread count once it stops changing (start-up threads may still be exiting)."""
+    deadline = time.monotonic() + 10
+    last = len(os.listdir(f"/proc/{server.proc.pid}/task"))
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = len(os.listdir(f"/proc/{server.proc.pid}/task"))
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+def test_intra_op_threads_are_per_instance():
+    """INTRA_OP_THREAD_COUNT sizes the OpenMP team of the thread running that instance's forward:
+    a large elementwise op on the default (1) model starts no thread, on the 2-thread model one."""
+    big = np.ones(1 << 20, np.float32)  # far above ATen's parallel grain size
+    with Server([repo("fixtures", "torch")], name="torch-threads") as s:
+        for model in ("threads1_torch", "threads2_torch"):  # warm up with tiny (serial) requests
+            parse_response(s.infer(model, [tensor("INPUT__0", "FP32", big[:4], binary=True)]))
+        before = thread_count(s)
+        for _ in range(3):
+            _, v, _ = parse_response(s.infer("threads1_torch",
+                                             [tensor("INPUT__0", "FP32", big, binary=True)]))
+        assert v["OUTPUT__0"][0] == 2
+        after_one = thread_count(s)
+        assert after_one <= before
+        _, v, _ = parse_response(s.infer("threads2_torch",
+                                         [tensor("INPUT__0", "FP32", big, binary=True)]))
+        assert v["OUTPUT__0"][-1] == 2
+        assert thread_count(s) > after_one
 
 
 # ------------------------------------------------------------------------------------ errors
