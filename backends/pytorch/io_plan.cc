@@ -22,6 +22,13 @@ Status CheckTensor(const std::string& model_name, const std::string& kind, const
   return Status::Ok();
 }
 
+// Triton's error when a model has implicit state but its tensors do not all use <name>__<index>.
+Status StateNamingError(const std::string& model_name) {
+  return InvalidArgument("PyTorch model '" + model_name +
+                         "' is using sequence batching with state but not all inputs and outputs "
+                         "follow the <name>__<index> naming convention");
+}
+
 std::vector<int64_t> WithBatch(const std::vector<int64_t>& dims, int64_t max_batch_size) {
   std::vector<int64_t> shape;
   if (max_batch_size > 0) shape.push_back(-1);
@@ -100,10 +107,7 @@ Status PlanInputs(const std::string& model_name, const TorchModelConfig& config,
   }
   if (!config.state_inputs.empty() && !plan->dict_input &&
       plan->input_convention != NamingConvention::kNamedIndex) {
-    return InvalidArgument(
-        "PyTorch model '" + model_name +
-        "' is using sequence batching with state but not all inputs and outputs follow the "
-        "<name>__<index> naming convention");
+    return StateNamingError(model_name);
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     Binding b{inputs[i].name, inputs[i].data_type, i, ModelSideShape(inputs[i], mbs)};
@@ -187,10 +191,7 @@ Status PlanOutputs(const std::string& model_name, const TorchModelConfig& config
                              "' do not follow the <name>__<index> naming convention; they are "
                              "taken in model configuration order");
     if (!config.state_outputs.empty()) {
-      return InvalidArgument(
-          "PyTorch model '" + model_name +
-          "' is using sequence batching with state but not all inputs and outputs follow the "
-          "<name>__<index> naming convention");
+      return StateNamingError(model_name);
     }
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
