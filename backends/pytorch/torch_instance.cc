@@ -77,7 +77,7 @@ void TorchInstance::ApplyThreadSettings() {
   const TorchSettings& s = plan_->settings;
   SettleInterOpThreads(std::nullopt, plan_->model_name, plan_->log);
   // OpenMP keeps the team size per calling thread; at::set_num_threads sets it for this thread.
-  if (s.intra_op_threads > 0 && at::get_num_threads() != s.intra_op_threads) {
+  if (at::get_num_threads() != s.intra_op_threads) {
     at::set_num_threads(s.intra_op_threads);
   }
   torch::jit::setGraphExecutorOptimize(s.optimized_execution);  // thread-local in libtorch

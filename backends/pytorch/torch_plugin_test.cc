@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -279,6 +280,25 @@ TEST_F(TorchPluginTest, ExecuteErrorsLeaveTheInstanceUsable) {
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("output 'OUTPUT__0' has shape [1,2], the model "
                                           "configuration expects [-1,4]"));
+}
+
+TEST_F(TorchPluginTest, IntraOpThreadCountZeroMeansLibtorchsDefault) {
+  auto model =
+      Load("add_sub.pt",
+           AddSubConfig(R"(,"parameters":{"INTRA_OP_THREAD_COUNT":{"string_value":"0"}})"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  // libtorch's default (one per physical core, or OMP_NUM_THREADS) replaces the 0.
+  int threads = 0;
+  for (const std::string& line : log_) {
+    const std::string prefix = "model 'm': ";
+    if (line.starts_with(prefix) && line.find(" intra-op thread(s)") != std::string::npos) {
+      threads = std::atoi(line.c_str() + prefix.size());
+    }
+  }
+  EXPECT_GE(threads, 1);
+  if (const char* env = std::getenv("OMP_NUM_THREADS"); env != nullptr) {
+    EXPECT_EQ(threads, std::atoi(env));
+  }
 }
 
 TEST_F(TorchPluginTest, InstancesRunConcurrentlyWithAndWithoutWeightSharing) {

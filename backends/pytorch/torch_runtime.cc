@@ -181,7 +181,10 @@ class TorchModel final : public backend::Model {
 
 class TorchRuntime final : public backend::Backend {
  public:
-  explicit TorchRuntime(backend::LogFunction log) : log_(std::move(log)) {}
+  // Created on the first model load, before any forward has changed a thread's OpenMP setting, so
+  // at::get_num_threads() is still libtorch's default (one per core, or OMP_NUM_THREADS).
+  explicit TorchRuntime(backend::LogFunction log)
+      : log_(std::move(log)), default_intra_op_threads_(at::get_num_threads()) {}
 
   backend::BackendInfo Info() const override {
     return {"pytorch", {"pytorch_libtorch"}, "model.pt", false, 1};
@@ -216,6 +219,11 @@ class TorchRuntime final : public backend::Backend {
     plan->max_batch_size = config.base.max_batch_size;
     plan->io = std::move(io);
     plan->settings = std::move(settings).value();
+    // 0 asks for libtorch's default; it is applied explicitly because the executing thread may
+    // carry another model's setting.
+    if (plan->settings.intra_op_threads == 0) {
+      plan->settings.intra_op_threads = default_intra_op_threads_;
+    }
     plan->log = log_;
     Log(log_, LogLevel::kInfo,
         "model '" + name + "': " + std::to_string(plan->settings.intra_op_threads) +
@@ -228,6 +236,7 @@ class TorchRuntime final : public backend::Backend {
   }
 
   const backend::LogFunction log_;
+  const int default_intra_op_threads_;
 };
 
 }  // namespace
