@@ -43,18 +43,26 @@ class PytorchBackend final : public backend::Backend {
   // TorchScript files do not describe their tensors, so, like Triton, nothing is completed: the
   // configuration comes back as given (a missing one then fails at load for lack of inputs).
   StatusOr<std::string> AutoCompleteConfig(const backend::AutoCompleteOptions& options) override {
-    if (options_.log) {
-      options_.log(backend::LogLevel::kWarning, "skipping model configuration auto-complete for '" +
-                                                    options.model_name +
-                                                    "': not supported for pytorch backend");
+    try {
+      if (options_.log) {
+        options_.log(backend::LogLevel::kWarning,
+                     "skipping model configuration auto-complete for '" + options.model_name +
+                         "': not supported for pytorch backend");
+      }
+      return options.config_json;
+    } catch (const std::exception& e) {
+      return Internal("pytorch backend: " + std::string(e.what()));
     }
-    return options.config_json;
   }
 
   StatusOr<std::unique_ptr<backend::Model>> LoadModel(
       const backend::ModelLoadOptions& options) override {
-    NEREID_ASSIGN_OR_RETURN(backend::Backend * runtime, Runtime());
-    return runtime->LoadModel(options);
+    try {
+      NEREID_ASSIGN_OR_RETURN(backend::Backend * runtime, Runtime());
+      return runtime->LoadModel(options);  // catches everything itself
+    } catch (const std::exception& e) {
+      return Internal("pytorch backend: " + std::string(e.what()));
+    }
   }
 
  private:
