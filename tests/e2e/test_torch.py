@@ -287,7 +287,8 @@ def torch_broken_server():
     try:
         yield s
     finally:
-        s.stop()
+        rc = s.stop()
+    assert rc == 0, f"torch-broken server exited with {rc}:\n{s.stderr()[-4000:]}"
 
 
 def test_broken_repo_good_model_serves(torch_broken_server):
