@@ -4,7 +4,8 @@
 Usage:
     /usr/bin/python3 scripts/gen_test_models.py --examples DIR   # example repository
     /usr/bin/python3 scripts/gen_test_models.py --fixtures DIR   # test repositories
-(both flags may be given). Needs only Debian's python3-onnx (1.12) and numpy. Every model is
+(both flags may be given). Needs Debian's python3-onnx (1.12), numpy and, for the TorchScript
+fixtures, python3-torch (scripts/torch_models.py). Every model is
 ONNX opset 13, ir_version 8. Output is deterministic (fixed seeds) and idempotent: each model
 directory the script writes is deleted and rewritten; nothing else in DIR is touched.
 
@@ -50,6 +51,26 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
   DIR/management  models for model management tests (see fixture_management): warmup_ok,
                   warmup_bad_size, warmup_bad_input, warmup_escape, labelled, labels_escape,
                   slow_warmup.
+  DIR/torch       TorchScript twins for the pytorch backend (scripts/torch_models.py has each
+                  module's code; tensor names follow Triton's <name>__<index> unless noted):
+                  add_sub_torch (AddSub, INT32 dims [16], max_batch_size 8: `simple`'s twin),
+                  named_args_torch (forward(minuend, subtrahend); config names the arguments, in
+                  the other order; FP32 [-1]), all_types_torch (ten inputs BOOL..FP64 + STRING,
+                  dims [-1], max_batch_size 0), vardim_torch (backend "pytorch", FP32 [-1,-1],
+                  x*2), reshape_torch (dims [1] reshape [], x+1), dict_torch (forward takes one
+                  Dict[str, Tensor]: x - y, INT64), strings_torch (STRING -> upper-cased STRING
+                  + INT64 lengths), parallel_torch (AddSub, 2 instances), shared_torch (AddSub, 3
+                  instances sharing weights, every Triton parameter set), threads1_torch /
+                  threads2_torch (x*2, FP32 [-1], INTRA_OP_THREAD_COUNT default / 2), mlp_torch (mlp_fp32's
+                  twin with the same weights), and three that load but fail per request:
+                  wrong_output_dtype_torch (returns FP32, config INT32), matmul4_torch (x @ 3*I4,
+                  dims [-1]: a width other than 4 fails in forward), bad_output_shape_torch
+                  (returns [batch,2], config [4]).
+  DIR/torch_broken good_torch plus one model per defect: not_torchscript, wrong_arg_count,
+                  returns_dict, no_config (model.pt, no config.pbtxt), index_out_of_range
+                  (INPUT__5), unsupported_type (UINT16), bad_parameter
+                  (INTRA_OP_THREAD_COUNT "many"), string_on_tensor (TYPE_STRING on a Tensor
+                  argument), no_model_file.
 
 slow_identity: INPUT0 float [1] -> OUTPUT0 bit-identical to INPUT0, slowly. c = Clip(INPUT0,0,0)+1
 (= 1 for every non-NaN input), A0 = Expand(c, [512,512]), A(k+1) = Tanh(MatMul(A(k), W)) for
@@ -511,13 +532,124 @@ def fixture_management(repo):
                  'value: { data_type: TYPE_FP32 dims: [ 1 ] zero_data: true } } } ]')
     cfg = io1_config("slow_warmup", "TYPE_FP32", [1], 0, extra=slow_warm)
     write_model(repo, "slow_warmup", cfg, {1: slow_identity_onnx(), 2: slow_identity_onnx()})
+# --------------------------------------------------------------------------- fixtures: torch
+
+TORCH = "pytorch_libtorch"
+TORCH_TYPES = ["TYPE_BOOL", "TYPE_UINT8", "TYPE_INT8", "TYPE_INT16", "TYPE_INT32", "TYPE_INT64",
+               "TYPE_FP16", "TYPE_FP32", "TYPE_FP64", "TYPE_STRING"]
+
+
+def torch_models():
+    import torch_models as tm  # python3-torch: imported only when TorchScript fixtures are written
+    return tm
+
+
+def indexed(prefix, dtype, dims, count, **kw):
+    return [tensor_cfg(f"{prefix}__{i}", dtype, dims, **kw) for i in range(count)]
+
+
+def torch_param(key, value):
+    return f'parameters {{ key: "{key}" value: {{ string_value: "{value}" }} }}'
+
+
+def write_torch(repo, name, module, cfg):
+    write_model(repo, name, cfg, {1: torch_models().scripted_bytes(module)}, filename="model.pt")
+
+
+def add_sub_torch_config(name, dtype="TYPE_INT32", inputs=None, **kw):
+    ins = inputs or indexed("INPUT", dtype, [16], 2)
+    return config(name, ins, indexed("OUTPUT", dtype, [16], 2), 8, platform=TORCH, **kw)
+
+
+def fixture_torch(repo):
+    tm = torch_models()
+    write_torch(repo, "add_sub_torch", tm.AddSub(), add_sub_torch_config("add_sub_torch"))
+    write_torch(repo, "named_args_torch", tm.NamedArgs(), config(
+        "named_args_torch", [tensor_cfg("subtrahend", "TYPE_FP32", [-1]),
+                             tensor_cfg("minuend", "TYPE_FP32", [-1])],
+        indexed("OUTPUT", "TYPE_FP32", [-1], 2), 0, platform=TORCH))
+    write_torch(repo, "all_types_torch", tm.AllTypes(), config(
+        "all_types_torch", [tensor_cfg(f"INPUT__{i}", t, [-1]) for i, t in enumerate(TORCH_TYPES)],
+        [tensor_cfg(f"OUTPUT__{i}", t, [-1]) for i, t in enumerate(TORCH_TYPES)], 0,
+        platform=TORCH))
+    write_torch(repo, "vardim_torch", tm.Scale2(), config(
+        "vardim_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [-1, -1])],
+        [tensor_cfg("OUTPUT__0", "TYPE_FP32", [-1, -1])], 8, backend="pytorch"))
+    write_torch(repo, "reshape_torch", tm.AddOne(), config(
+        "reshape_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [1], reshape=[])],
+        [tensor_cfg("OUTPUT__0", "TYPE_FP32", [1], reshape=[])], 8, platform=TORCH))
+    write_torch(repo, "dict_torch", tm.DictInput(), config(
+        "dict_torch", [tensor_cfg("x", "TYPE_INT64", [-1]), tensor_cfg("y", "TYPE_INT64", [-1])],
+        [tensor_cfg("OUTPUT__0", "TYPE_INT64", [-1])], 0, platform=TORCH))
+    write_torch(repo, "strings_torch", tm.Strings(), config(
+        "strings_torch", [tensor_cfg("INPUT__0", "TYPE_STRING", [-1])],
+        [tensor_cfg("OUTPUT__0", "TYPE_STRING", [-1]), tensor_cfg("OUTPUT__1", "TYPE_INT64", [-1])],
+        0, platform=TORCH))
+    write_torch(repo, "parallel_torch", tm.AddSub(),
+                add_sub_torch_config("parallel_torch", instances=2))
+    shared = "\n".join(torch_param(k, v) for k, v in [
+        ("ENABLE_WEIGHT_SHARING", "true"), ("DISABLE_OPTIMIZED_EXECUTION", "true"),
+        ("INFERENCE_MODE", "false"), ("ENABLE_JIT_EXECUTOR", "false"),
+        ("ENABLE_JIT_PROFILING", "false"), ("ENABLE_TENSOR_FUSER", "false"),
+        ("INTRA_OP_THREAD_COUNT", "2"), ("INTER_OP_THREAD_COUNT", "1")])
+    write_torch(repo, "shared_torch", tm.AddSub(),
+                add_sub_torch_config("shared_torch", instances=3, extra=shared))
+    write_torch(repo, "threads2_torch", tm.Scale2(), config(
+        "threads2_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [-1])],
+        [tensor_cfg("OUTPUT__0", "TYPE_FP32", [-1])], 0, platform=TORCH,
+        extra=torch_param("INTRA_OP_THREAD_COUNT", "2")))
+    write_torch(repo, "threads1_torch", tm.Scale2(), config(
+        "threads1_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [-1])],
+        [tensor_cfg("OUTPUT__0", "TYPE_FP32", [-1])], 0, platform=TORCH))
+    write_torch(repo, "mlp_torch", tm.Mlp(), config(
+        "mlp_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [256])],
+        [tensor_cfg("OUTPUT__0", "TYPE_FP32", [16])], 32, platform=TORCH))
+    write_torch(repo, "wrong_output_dtype_torch", tm.ToFloat(), config(
+        "wrong_output_dtype_torch", [tensor_cfg("INPUT__0", "TYPE_INT32", [-1])],
+        [tensor_cfg("OUTPUT__0", "TYPE_INT32", [-1])], 8, platform=TORCH))
+    write_torch(repo, "matmul4_torch", tm.MatMul4(), config(
+        "matmul4_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [-1])],
+        [tensor_cfg("OUTPUT__0", "TYPE_FP32", [4])], 8, platform=TORCH))
+    write_torch(repo, "bad_output_shape_torch", tm.TakeTwo(), config(
+        "bad_output_shape_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [4])],
+        [tensor_cfg("OUTPUT__0", "TYPE_FP32", [4])], 8, platform=TORCH))
+
+
+def fixture_torch_broken(repo):
+    tm = torch_models()
+    add_sub = tm.scripted_bytes(tm.AddSub())
+    int32 = lambda name, dims: tensor_cfg(name, "TYPE_INT32", dims)  # noqa: E731
+    configs = {
+        "good_torch": (add_sub, add_sub_torch_config("good_torch")),
+        "not_torchscript": (b"this is not a TorchScript archive\n",
+                            add_sub_torch_config("not_torchscript")),
+        "wrong_arg_count": (add_sub, add_sub_torch_config(
+            "wrong_arg_count", inputs=indexed("INPUT", "TYPE_INT32", [16], 3))),
+        "returns_dict": (tm.scripted_bytes(tm.ReturnsDict()), config(
+            "returns_dict", [int32("INPUT__0", [4])], [int32("OUTPUT__0", [4])], 0,
+            platform=TORCH)),
+        "no_config": (add_sub, None),
+        "index_out_of_range": (add_sub, add_sub_torch_config(
+            "index_out_of_range", inputs=[int32("INPUT__0", [16]), int32("INPUT__5", [16])])),
+        "unsupported_type": (add_sub, add_sub_torch_config("unsupported_type",
+                                                           dtype="TYPE_UINT16")),
+        "bad_parameter": (add_sub, add_sub_torch_config(
+            "bad_parameter", extra=torch_param("INTRA_OP_THREAD_COUNT", "many"))),
+        "string_on_tensor": (add_sub, config(
+            "string_on_tensor", indexed("INPUT", "TYPE_STRING", [-1], 2),
+            indexed("OUTPUT", "TYPE_STRING", [-1], 2), 0, platform=TORCH)),
+        "no_model_file": (None, add_sub_torch_config("no_model_file")),
+    }
+    for name, (model, cfg) in configs.items():
+        write_model(repo, name, cfg, {1: model}, filename="model.pt")
 
 
 # --------------------------------------------------------------------------- entry point
 
 def write_fixtures(root):
     builders = {"types": fixture_types, "features": fixture_features, "broken": fixture_broken,
-                "single_good": write_simple, "management": fixture_management}
+                "single_good": write_simple, "management": fixture_management,
+                "torch": fixture_torch, "torch_broken": fixture_torch_broken}
     for repo, build in builders.items():
         path = os.path.join(root, repo)
         os.makedirs(path, exist_ok=True)

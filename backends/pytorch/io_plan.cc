@@ -1,0 +1,314 @@
+#include "pytorch/io_plan.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace nereid::backends::pytorch {
+namespace {
+
+std::string LoadError(const std::string& model_name, const std::string& detail) {
+  return "unable to load model '" + model_name + "', " + detail;
+}
+
+Status CheckTensor(const std::string& model_name, const std::string& kind, const Binding& b) {
+  if (!TorchSupports(b.data_type)) {
+    return InvalidArgument("unsupported datatype " + std::string(DataTypeConfigName(b.data_type)) +
+                           " for " + kind + " '" + b.name + "' for model '" + model_name + "'");
+  }
+  if (b.data_type == DataType::kBytes && b.shape.size() > 1) {
+    return InvalidArgument("Triton only supports 1 dimensional List of String as " + kind +
+                           " for '" + b.name + "' for model '" + model_name + "'");
+  }
+  return Status::Ok();
+}
+
+// Triton's error when a model has implicit state but its tensors do not all use <name>__<index>.
+Status StateNamingError(const std::string& model_name) {
+  return InvalidArgument("PyTorch model '" + model_name +
+                         "' is using sequence batching with state but not all inputs and outputs "
+                         "follow the <name>__<index> naming convention");
+}
+
+std::vector<int64_t> WithBatch(const std::vector<int64_t>& dims, int64_t max_batch_size) {
+  std::vector<int64_t> shape;
+  if (max_batch_size > 0) shape.push_back(-1);
+  shape.insert(shape.end(), dims.begin(), dims.end());
+  return shape;
+}
+
+bool AllNamedIndex(const std::vector<IoConfig>& ios) {
+  return std::all_of(ios.begin(), ios.end(),
+                     [](const IoConfig& io) { return NamedIndex(io.name).has_value(); });
+}
+
+// Collects the module's argument names; errors on argument types Triton rejects.
+Status CheckArguments(const std::string& model_name, const ForwardSignature& sig, IoPlan* plan) {
+  const auto& args = sig.arguments;
+  if (args.size() == 1 && args[0].kind == ValueKind::kTensorDict) {
+    plan->dict_input = true;
+    return Status::Ok();
+  }
+  for (const auto& a : args) {
+    if (a.kind == ValueKind::kTensorDict) {
+      return InvalidArgument(
+          LoadError(model_name,
+                    "multiple inputs of kind DictType were detected. Only a single input of "
+                    "type Dict(str, Tensor) is supported"));
+    }
+    if (a.kind != ValueKind::kTensor && a.kind != ValueKind::kStringList) {
+      return InvalidArgument(LoadError(
+          model_name, "an input of type '" + a.type +
+                          "' was detected in the model. Only a single input of type Dict(str, "
+                          "Tensor) or input(s) of type Tensor or List[str] are supported"));
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<size_t> InputIndex(const std::string& model_name, const ForwardSignature& sig,
+                            NamingConvention convention, const std::string& name,
+                            size_t config_position) {
+  switch (convention) {
+    case NamingConvention::kForwardArgument:
+      for (size_t i = 0; i < sig.arguments.size(); ++i) {
+        if (sig.arguments[i].name == name) return i;
+      }
+      break;
+    case NamingConvention::kNamedIndex:
+      if (auto index = NamedIndex(name)) return *index;
+      break;
+    case NamingConvention::kConfigOrder:
+      return config_position;
+  }
+  return InvalidArgument(LoadError(
+      model_name, "input '" + name + "' does not follow the <name>__<index> naming convention"));
+}
+
+Status PlanInputs(const std::string& model_name, const TorchModelConfig& config,
+                  const ForwardSignature& sig, IoPlan* plan) {
+  const int64_t mbs = config.base.max_batch_size;
+  const auto& inputs = config.base.inputs;
+  const bool by_argument = std::all_of(inputs.begin(), inputs.end(), [&](const IoConfig& io) {
+    return std::any_of(sig.arguments.begin(), sig.arguments.end(),
+                       [&](const auto& a) { return a.name == io.name; });
+  });
+  if (by_argument && !plan->dict_input) {
+    plan->input_convention = NamingConvention::kForwardArgument;
+  } else if (AllNamedIndex(inputs)) {
+    plan->input_convention = NamingConvention::kNamedIndex;
+  } else {
+    plan->input_convention = NamingConvention::kConfigOrder;
+    if (!plan->dict_input) {
+      plan->warnings.push_back(
+          "the inputs of model '" + model_name +
+          "' are neither forward argument names nor follow the <name>__<index> naming "
+          "convention; they are passed in model configuration order");
+    }
+  }
+  if (!config.state_inputs.empty() && !plan->dict_input &&
+      plan->input_convention != NamingConvention::kNamedIndex) {
+    return StateNamingError(model_name);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Binding b{inputs[i].name, inputs[i].data_type, i, ModelSideShape(inputs[i], mbs)};
+    if (!plan->dict_input) {
+      NEREID_ASSIGN_OR_RETURN(b.index,
+                              InputIndex(model_name, sig, plan->input_convention, b.name, i));
+    }
+    NEREID_RETURN_IF_ERROR(CheckTensor(model_name, "input", b));
+    plan->inputs.push_back(std::move(b));
+  }
+  // Controls and states always use <name>__<index>, whatever the configured inputs use.
+  auto add_sequence = [&](const SequenceTensor& t, const char* kind) -> Status {
+    Binding b{t.name, t.data_type, plan->inputs.size(), WithBatch(t.dims, mbs)};
+    if (!plan->dict_input) {
+      std::optional<size_t> index = NamedIndex(t.name);
+      if (!index) {
+        return InvalidArgument(LoadError(model_name, std::string(kind) + " '" + t.name +
+                                                         "' does not follow the <name>__<index> "
+                                                         "naming convention"));
+      }
+      b.index = *index;
+    }
+    NEREID_RETURN_IF_ERROR(CheckTensor(model_name, "input", b));
+    plan->inputs.push_back(std::move(b));
+    return Status::Ok();
+  };
+  for (const auto& t : config.controls) NEREID_RETURN_IF_ERROR(add_sequence(t, "control input"));
+  for (const auto& t : config.state_inputs) NEREID_RETURN_IF_ERROR(add_sequence(t, "state input"));
+  return Status::Ok();
+}
+
+// Every input has its own argument, of the kind its datatype needs.
+Status CheckInputArguments(const std::string& model_name, const ForwardSignature& sig,
+                           const IoPlan& plan) {
+  if (plan.dict_input) {
+    for (const Binding& b : plan.inputs) {
+      if (b.data_type == DataType::kBytes) {
+        return InvalidArgument(LoadError(model_name, "input '" + b.name +
+                                                         "' is TYPE_STRING, which a Dict(str, "
+                                                         "Tensor) forward argument cannot hold"));
+      }
+    }
+    return Status::Ok();
+  }
+  std::vector<const Binding*> owner(plan.argument_count, nullptr);
+  for (const Binding& b : plan.inputs) {
+    if (b.index >= plan.argument_count) {
+      return InvalidArgument(
+          LoadError(model_name, "input '" + b.name + "' refers to forward argument " +
+                                    std::to_string(b.index) + ", but the model's forward takes " +
+                                    std::to_string(plan.argument_count) + " arguments"));
+    }
+    if (owner[b.index] != nullptr) {
+      return InvalidArgument(
+          LoadError(model_name, "inputs '" + owner[b.index]->name + "' and '" + b.name +
+                                    "' both refer to forward argument " + std::to_string(b.index)));
+    }
+    owner[b.index] = &b;
+    const auto& arg = sig.arguments[b.index];
+    const bool wants_list = b.data_type == DataType::kBytes;
+    if (wants_list != (arg.kind == ValueKind::kStringList)) {
+      return InvalidArgument(LoadError(
+          model_name, "input '" + b.name + "' (" + std::string(DataTypeConfigName(b.data_type)) +
+                          ") is passed as forward "
+                          "argument '" +
+                          arg.name + "' of type " + arg.type + "; TYPE_STRING " +
+                          "inputs need List[str] and other types need Tensor"));
+    }
+  }
+  return Status::Ok();
+}
+
+Status PlanOutputs(const std::string& model_name, const TorchModelConfig& config,
+                   const ForwardSignature& sig, IoPlan* plan) {
+  const int64_t mbs = config.base.max_batch_size;
+  const auto& outputs = config.base.outputs;
+  plan->output_convention =
+      AllNamedIndex(outputs) ? NamingConvention::kNamedIndex : NamingConvention::kConfigOrder;
+  if (plan->output_convention == NamingConvention::kConfigOrder) {
+    plan->warnings.push_back("the outputs of model '" + model_name +
+                             "' do not follow the <name>__<index> naming convention; they are "
+                             "taken in model configuration order");
+    if (!config.state_outputs.empty()) {
+      return StateNamingError(model_name);
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Binding b{outputs[i].name, outputs[i].data_type, i, ModelSideShape(outputs[i], mbs)};
+    if (plan->output_convention == NamingConvention::kNamedIndex) b.index = *NamedIndex(b.name);
+    NEREID_RETURN_IF_ERROR(CheckTensor(model_name, "output", b));
+    plan->outputs.push_back(std::move(b));
+  }
+  for (const SequenceTensor& t : config.state_outputs) {
+    const bool configured = std::any_of(outputs.begin(), outputs.end(),
+                                        [&](const IoConfig& io) { return io.name == t.name; });
+    if (configured) continue;
+    std::optional<size_t> index = NamedIndex(t.name);
+    if (!index) {
+      return InvalidArgument(
+          LoadError(model_name, "state output '" + t.name +
+                                    "' does not follow the <name>__<index> naming "
+                                    "convention"));
+    }
+    Binding b{t.name, t.data_type, *index, WithBatch(t.dims, mbs)};
+    NEREID_RETURN_IF_ERROR(CheckTensor(model_name, "output", b));
+    plan->outputs.push_back(std::move(b));
+  }
+  return Status::Ok();
+}
+
+std::string KindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kTensor:
+      return "Tensor";
+    case ValueKind::kStringList:
+      return "List[str]";
+    case ValueKind::kTensorDict:
+      return "Dict(str, Tensor)";
+    case ValueKind::kAny:
+      return "Any";
+    case ValueKind::kOther:
+      break;
+  }
+  return "another type";
+}
+
+Status CheckReturns(const std::string& model_name, const ForwardSignature& sig, IoPlan* plan) {
+  const std::string allowed = "; outputs must be Tensor, List[str] or a Tuple of them";
+  if (!sig.returns_tuple && sig.returns.size() == 1 && sig.returns[0] == ValueKind::kAny) {
+    return Status::Ok();  // only known per call
+  }
+  for (ValueKind kind : sig.returns) {
+    if (kind != ValueKind::kTensor && kind != ValueKind::kStringList && kind != ValueKind::kAny) {
+      return InvalidArgument(
+          LoadError(model_name, "the model's forward returns " + sig.return_type + allowed));
+    }
+  }
+  plan->return_count = sig.returns.size();
+  for (const Binding& b : plan->outputs) {
+    if (b.index >= sig.returns.size()) {
+      return InvalidArgument(
+          LoadError(model_name, "output '" + b.name + "' refers to output index " +
+                                    std::to_string(b.index) + ", but the model's forward returns " +
+                                    std::to_string(sig.returns.size()) + " value(s) (" +
+                                    sig.return_type + ")"));
+    }
+    const ValueKind kind = sig.returns[b.index];
+    if (kind == ValueKind::kAny) continue;
+    if ((b.data_type == DataType::kBytes) != (kind == ValueKind::kStringList)) {
+      return InvalidArgument(LoadError(
+          model_name, "output '" + b.name + "' (" + std::string(DataTypeConfigName(b.data_type)) +
+                          ") is returned as " + KindName(kind) +
+                          "; TYPE_STRING outputs need List[str] and other types need Tensor"));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::optional<size_t> NamedIndex(const std::string& name) {
+  const size_t pos = name.find("__");
+  if (pos == std::string::npos) return std::nullopt;
+  const std::string digits = name.substr(pos + 2);
+  if (digits.empty() || digits.size() > 9) return std::nullopt;
+  for (char c : digits) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+  }
+  return static_cast<size_t>(std::stoul(digits));
+}
+
+StatusOr<IoPlan> PlanModelIo(const std::string& model_name, const TorchModelConfig& config,
+                             const ForwardSignature& signature) {
+  if (config.base.inputs.empty()) {
+    return InvalidArgument(
+        "model configuration must contain at least one input, none were specified.");
+  }
+  if (config.base.outputs.empty()) {
+    return InvalidArgument(
+        "model configuration must contain at least one output, none were specified.");
+  }
+  if (config.has_batch_input) {
+    return Unsupported(LoadError(model_name,
+                                 "batch_input and batch_output are not supported by "
+                                 "the pytorch backend"));
+  }
+  IoPlan plan;
+  NEREID_RETURN_IF_ERROR(CheckArguments(model_name, signature, &plan));
+  plan.argument_count = signature.arguments.size();
+  const size_t expected =
+      config.base.inputs.size() + config.controls.size() + config.state_inputs.size();
+  if (!plan.dict_input && plan.argument_count != expected) {
+    return InvalidArgument(LoadError(
+        model_name, "configuration expects " + std::to_string(expected) +
+                        " inputs, model provides " + std::to_string(plan.argument_count)));
+  }
+  NEREID_RETURN_IF_ERROR(PlanInputs(model_name, config, signature, &plan));
+  NEREID_RETURN_IF_ERROR(CheckInputArguments(model_name, signature, plan));
+  NEREID_RETURN_IF_ERROR(PlanOutputs(model_name, config, signature, &plan));
+  NEREID_RETURN_IF_ERROR(CheckReturns(model_name, signature, &plan));
+  return plan;
+}
+
+}  // namespace nereid::backends::pytorch
