@@ -4,6 +4,8 @@
 
 #include "common/logging.h"
 #include "core/model/request_validator.h"
+#include "core/scheduler/default_scheduler.h"
+#include "core/scheduler/dynamic_batch_scheduler.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -64,8 +66,14 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   LOG_VERBOSE(1, "model '{}' version {}: {} instance(s)", config.name(), options.version,
               instances.size());
   mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
-  mv->scheduler_ =
-      std::make_unique<DefaultScheduler>(&mv->info_, mv->stats_.get(), std::move(instances));
+  if (config.has_dynamic_batching() && config.max_batch_size() > 0) {
+    mv->scheduler_ = std::make_unique<DynamicBatchScheduler>(
+        &mv->info_, mv->stats_.get(), DynamicBatchingOptions::FromConfig(config),
+        std::move(instances));
+  } else {
+    mv->scheduler_ =
+        std::make_unique<DefaultScheduler>(&mv->info_, mv->stats_.get(), std::move(instances));
+  }
   return mv;
 }
 

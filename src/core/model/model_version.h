@@ -13,7 +13,7 @@
 #include "core/model/backend_registry.h"
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
-#include "core/scheduler/default_scheduler.h"
+#include "core/scheduler/scheduler.h"
 #include "core/stats/model_stats.h"
 
 namespace inference {
@@ -57,7 +57,7 @@ class ModelVersion {
   std::shared_ptr<const std::string> config_json_;
   std::unique_ptr<backend::Model> backend_model_;
   std::unique_ptr<ModelStats> stats_;            // outlives scheduler_, which records into it
-  std::unique_ptr<DefaultScheduler> scheduler_;  // destroyed before backend_model_ and stats_
+  std::unique_ptr<Scheduler> scheduler_;  // destroyed before backend_model_ and stats_
 };
 
 }  // namespace nereid
