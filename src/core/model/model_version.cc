@@ -66,7 +66,9 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   LOG_VERBOSE(1, "model '{}' version {}: {} instance(s)", config.name(), options.version,
               instances.size());
   mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
-  if (config.has_dynamic_batching() && config.max_batch_size() > 0) {
+  // With max_batch_size 0 the dynamic batcher still applies priorities and queue policies; its
+  // batches are then single requests (as Triton's, whose batcher caps them at max(1, max)).
+  if (config.has_dynamic_batching()) {
     mv->scheduler_ = std::make_unique<DynamicBatchScheduler>(
         &mv->info_, mv->stats_.get(), DynamicBatchingOptions::FromConfig(config),
         std::move(instances));

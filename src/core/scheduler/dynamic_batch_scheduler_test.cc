@@ -76,6 +76,12 @@ struct Reply {
   std::future<StatusOr<std::unique_ptr<InferenceResponse>>> future = promise.get_future();
 };
 
+Parameters HighPriority() {
+  Parameters p;
+  p.Set("priority", uint64_t{1});
+  return p;
+}
+
 class DynamicBatchSchedulerTest : public ::testing::Test {
  protected:
   DynamicBatchSchedulerTest() {
@@ -130,9 +136,10 @@ class DynamicBatchSchedulerTest : public ::testing::Test {
   }
 
   // Holds the only instance busy with one request so that the next ones queue.
-  std::shared_ptr<Reply> Occupy() {
+  // `params` lets it skip a level's timeout.
+  std::shared_ptr<Reply> Occupy(Parameters params = {}) {
     backend_.Close();
-    auto first = Send(100);
+    auto first = Send(100, std::move(params));
     backend_.WaitRunning(1);
     return first;
   }
@@ -220,9 +227,12 @@ TEST_F(DynamicBatchSchedulerTest, HigherPriorityOvertakes) {
 }
 
 TEST_F(DynamicBatchSchedulerTest, RejectTimeoutExpiresQueuedRequest) {
-  options_.levels[0].default_timeout_us = 1000;
+  // Level 2 (the default) times out after 1 ms; the occupying request uses level 1 (none).
+  options_.levels = {QueuePolicy{}, QueuePolicy{}};
+  options_.levels[1].default_timeout_us = 1000;
+  options_.default_priority_level = 2;
   Start();
-  auto first = Occupy();
+  auto first = Occupy(HighPriority());
   auto late = Send(1);
   std::this_thread::sleep_for(20ms);
   backend_.Open();
@@ -264,10 +274,12 @@ TEST_F(DynamicBatchSchedulerTest, TimeoutOverrideIgnoredWithoutPermission) {
 TEST_F(DynamicBatchSchedulerTest, DelayTimeoutMovesBehindButStillRuns) {
   options_.max_batch_size = 1;
   options_.preferred_batch_sizes = {1};
-  options_.levels[0].default_timeout_us = 50'000;
-  options_.levels[0].delay_on_timeout = true;
+  options_.levels = {QueuePolicy{}, QueuePolicy{}};
+  options_.levels[1].default_timeout_us = 50'000;
+  options_.levels[1].delay_on_timeout = true;
+  options_.default_priority_level = 2;
   Start();
-  auto first = Occupy();
+  auto first = Occupy(HighPriority());
   auto expiring = Send(1);
   std::this_thread::sleep_for(80ms);
   auto fresh = Send(2);  // young: within its 50 ms when the instance frees up just after
