@@ -304,12 +304,13 @@ def test_without_preserve_ordering_fast_response_overtakes(server):
 
 
 def test_preserve_ordering_under_concurrent_load(server):
-    # Alternating slow and fast requests from 4 clients: every reply arrives in request order.
-    sizes = [SLOW_N // 4 if i % 2 == 0 else 1 for i in range(12)]
+    # Alternating slow and fast requests, each from its own client, 20 ms apart (so they reach
+    # the server in this order) while both instances are busy: replies come in request order.
+    sizes = [MID_N if i % 2 == 0 else 1 for i in range(12)]
     calls = []
     for i, n in enumerate(sizes):
         calls.append(Timed(server, "db_ordered", [slow_input(n, float(i))]))
-        time.sleep(0.005)
+        time.sleep(0.02)
     for i, c in enumerate(calls):
         assert output(c.join())[0] == float(i)
     done = [c.done_at for c in calls]
