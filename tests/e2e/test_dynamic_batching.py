@@ -84,6 +84,13 @@ class Timed:
 # ------------------------------------------------------------------------------------ batching
 
 
+def test_schedule_policy_extension_is_reported(server):
+    # Triton's order: ..., model_repository(unload_dependents), schedule_policy, model_configuration
+    ext = server.get("/v2").json()["extensions"]
+    assert "schedule_policy" in ext
+    assert ext.index("schedule_policy") < ext.index("model_configuration")
+
+
 def test_config_shows_dynamic_batching(server):
     db = server.get("/v2/models/db_delay/config").json()["dynamic_batching"]
     assert db["preferred_batch_size"] == [4]
