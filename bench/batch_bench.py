@@ -11,7 +11,10 @@
   * unbatched: the same server and load without dynamic_batching (the default scheduler).
 
 Reports server/in-process (goal >= 0.90) and batched/unbatched. --repeat N repeats the three
-measurements N times and prints each, so the noise is visible.
+measurements N times and prints each, so the noise is visible. Because the machine may be shared,
+it also reports inferences per CPU-second of the process doing the work (the server's whole
+process, all its threads; the driver's): other processes' load changes wall-clock throughput
+but hardly this.
 
 Usage: bench/batch_bench.py [--seconds 10] [--repeat 3]
 Needs wrk and taskset; the statistics endpoint (GET /v2/models/{m}/stats) for the batch size.
@@ -87,6 +90,12 @@ def stats(port):
     return int(s["inference_count"]), int(s["execution_count"])
 
 
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_wrk(port, lua, conns, seconds):
     out = subprocess.run(["taskset", "-c", "1", "wrk", "-t1", f"-c{conns}", f"-d{seconds}s",
                           "--latency", "-s", lua,
@@ -116,20 +125,23 @@ def measure_server(binary, repo, work, name, lua, seconds):
     try:
         run_wrk(port, lua, 2 * MAX_BATCH, 2)  # warm-up
         i0, e0 = stats(port) if name == "batched" else (0, 0)
+        c0 = cpu_seconds(proc.pid)
         rps, p50 = run_wrk(port, lua, 2 * MAX_BATCH, seconds)
+        cpu = cpu_seconds(proc.pid) - c0
         i1, e1 = stats(port) if name == "batched" else (0, 0)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     mean = (i1 - i0) / (e1 - e0) if e1 > e0 else None
-    return rps, p50, mean
+    return rps, p50, mean, rps * seconds / cpu
 
 
 def in_process(driver, model_path, batch, seconds):
     out = subprocess.run(["taskset", "-c", "0", driver, model_path, "INPUT0", "OUTPUT0",
                           str(WIDTH), str(batch), str(seconds)],
                          capture_output=True, text=True, check=True).stdout
-    return json.loads(out)["infer_per_s"]
+    r = json.loads(out)
+    return r["infer_per_s"], r["runs"] * r["batch"] / r["cpu_seconds"]
 
 
 def main():
@@ -152,15 +164,21 @@ def main():
         write_repo(models, unbatched, False)
         lua = request_body(work)
         model_path = os.path.join(models, MODEL, "1", "model.onnx")
-        print(f"{'run':>3} | {'batched infer/s':>15} {'p50 ms':>7} {'mean batch':>10} | "
-              f"{'in-process infer/s':>18} {'ratio':>5} | {'unbatched infer/s':>17} {'gain':>5}")
+        print("wall: infer/s; cpu: infer per CPU-second of the working process")
+        print(f"{'run':>3} | {'batched wall':>12} {'cpu':>6} {'p50 ms':>7} {'mean batch':>10} | "
+              f"{'in-proc wall':>12} {'cpu':>6} | {'ratio wall':>10} {'cpu':>5} | "
+              f"{'unbatched wall':>14} {'cpu':>6} | {'gain wall':>9} {'cpu':>5}")
         for run in range(args.repeat):
-            rps, p50, mean = measure_server(args.bin, batched, work, "batched", lua, args.seconds)
+            rps, p50, mean, rps_cpu = measure_server(args.bin, batched, work, "batched", lua,
+                                                     args.seconds)
             batch = max(1, round(mean))
-            ref = in_process(args.driver, model_path, batch, args.seconds)
-            base, _, _ = measure_server(args.bin, unbatched, work, "unbatched", lua, args.seconds)
-            print(f"{run + 1:>3} | {rps:>15.0f} {p50:>7.2f} {mean:>10.2f} | {ref:>18.0f} "
-                  f"{rps / ref:>5.2f} | {base:>17.0f} {rps / base:>5.2f}", flush=True)
+            ref, ref_cpu = in_process(args.driver, model_path, batch, args.seconds)
+            base, _, _, base_cpu = measure_server(args.bin, unbatched, work, "unbatched", lua,
+                                                  args.seconds)
+            print(f"{run + 1:>3} | {rps:>12.0f} {rps_cpu:>6.0f} {p50:>7.2f} {mean:>10.2f} | "
+                  f"{ref:>12.0f} {ref_cpu:>6.0f} | {rps / ref:>10.2f} {rps_cpu / ref_cpu:>5.2f} | "
+                  f"{base:>14.0f} {base_cpu:>6.0f} | {rps / base:>9.2f} {rps_cpu / base_cpu:>5.2f}",
+                  flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

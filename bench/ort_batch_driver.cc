@@ -2,10 +2,12 @@
 // API directly, on batches of a fixed size, with the session settings Nereid's onnxruntime
 // backend uses by default (intra-op 1, inter-op 1, sequential, ORT_ENABLE_ALL, no spinning), and
 // prints inferences per second. One input tensor [batch, width] of FP32, random, made once; the
-// output is read back (summed) so no work can be skipped.
+// output is read back (summed) so no work can be skipped. Also prints the CPU time the process
+// used while measuring, so runs on a busy machine can be compared per CPU-second.
 //
 // Usage: ort_batch_driver MODEL.onnx INPUT_NAME OUTPUT_NAME WIDTH BATCH SECONDS
 #include <onnxruntime_cxx_api.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -51,6 +53,13 @@ int main(int argc, char** argv) {
       checksum += o[0];
     };
     for (int i = 0; i < 5; ++i) run_once();  // warm-up
+    auto cpu_now = [] {
+      rusage u{};
+      getrusage(RUSAGE_SELF, &u);
+      return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+             static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+    };
+    const double cpu_start = cpu_now();
     const auto start = std::chrono::steady_clock::now();
     double elapsed = 0;
     while (elapsed < seconds) {
@@ -58,10 +67,11 @@ int main(int argc, char** argv) {
       ++runs;
       elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
+    const double cpu = cpu_now() - cpu_start;
     std::printf("{\"batch\": %lld, \"runs\": %lld, \"seconds\": %.3f, \"infer_per_s\": %.1f, "
-                "\"checksum\": %g}\n",
+                "\"cpu_seconds\": %.3f, \"checksum\": %g}\n",
                 static_cast<long long>(batch), static_cast<long long>(runs), elapsed,
-                static_cast<double>(runs * batch) / elapsed, checksum);
+                static_cast<double>(runs * batch) / elapsed, cpu, checksum);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

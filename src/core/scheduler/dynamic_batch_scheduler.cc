@@ -45,13 +45,11 @@ DynamicBatchScheduler::DynamicBatchScheduler(
       stats_(stats),
       options_(std::move(options)),
       instances_(std::move(instances)),
-      levels_(options_.levels.size()),
-      busy_(instances_.size(), 0) {
+      levels_(options_.levels.size()) {
   policy_.max_batch_size = options_.max_batch_size;
   policy_.preferred_batch_sizes = options_.preferred_batch_sizes;
   policy_.max_queue_delay_ns = options_.max_queue_delay_us * 1000;
   for (const QueuePolicy& q : options_.levels) policy_.delay_on_timeout.push_back(q.delay_on_timeout);
-  inline_allowed_ = options_.max_queue_delay_us == 0 && !options_.preserve_ordering;
   threads_.reserve(instances_.size());
   for (size_t i = 0; i < instances_.size(); ++i) {
     threads_.emplace_back([this, i] { ExecutorLoop(i); });
@@ -65,7 +63,7 @@ void DynamicBatchScheduler::Reject(SchedulerJob& job, const Status& status) {
   job.done(status);
 }
 
-void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
+void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   job.queue_start_ns = NowNs();
   // Priority 0 or beyond the configured levels means the default level (Triton's SetPriority).
   const uint64_t priority = GetUint(job.request->parameters, "priority").value_or(0);
@@ -86,22 +84,6 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
     lock.unlock();
     Reject(job, Unavailable("model '" + model_->name + "' is unloading"));
     return;
-  }
-  if (allow_inline && inline_allowed_ && queued_ == 0) {
-    for (size_t i = 0; i < busy_.size(); ++i) {
-      if (busy_[i]) continue;
-      busy_[i] = 1;
-      lock.unlock();
-      std::vector<SchedulerJob> jobs;
-      jobs.push_back(std::move(job));
-      RunBatch(i, jobs, 0);
-      lock.lock();
-      busy_[i] = 0;
-      const bool waiting = queued_ != 0;
-      lock.unlock();
-      if (waiting) cv_.notify_all();  // requests queued meanwhile may wait for this instance
-      return;
-    }
   }
   Level& q = levels_[level];
   if (policy.max_queue_size != 0 && q.live.size() + q.delayed.size() >= policy.max_queue_size) {
@@ -176,8 +158,8 @@ void DynamicBatchScheduler::ExecutorLoop(size_t index) {
   std::vector<SchedulerJob> rejected;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    if (queued_ == 0 || busy_[index]) {
-      if (stopping_ && queued_ == 0) return;
+    if (queued_ == 0) {
+      if (stopping_) return;
       cv_.wait(lock);
       continue;
     }
@@ -193,20 +175,14 @@ void DynamicBatchScheduler::ExecutorLoop(size_t index) {
       }
       continue;
     }
-    uint64_t first_seq = 0;
-    if (!batch.empty()) {
-      busy_[index] = 1;
-      first_seq = next_seq_;
-      next_seq_ += batch.size();
-    }
+    const uint64_t first_seq = next_seq_;
+    next_seq_ += batch.size();
     lock.unlock();
     for (SchedulerJob& job : rejected) Reject(job, Unavailable("Request timeout expired"));
     rejected.clear();
-    const bool ran = !batch.empty();
-    if (ran) RunBatch(index, batch, first_seq);
+    if (!batch.empty()) RunBatch(index, batch, first_seq);
     batch.clear();  // releases the requests before taking the lock again
     lock.lock();
-    if (ran) busy_[index] = 0;
   }
 }
 

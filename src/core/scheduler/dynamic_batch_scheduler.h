@@ -13,12 +13,12 @@
 // preserve_ordering: responses are delivered in the order requests left the queue (the arrival
 // order, since such a model has one priority level), whichever instance finishes first.
 //
-// Inline execution (docs/adr/0004-dynamic-batching-inline.md): with max_queue_delay 0 and without
-// preserve_ordering, a request that finds the queue empty and an instance idle runs on the
-// calling thread -- exactly the batch of one the batcher would form at once.
+// No inline execution (docs/adr/0004-dynamic-batching.md): every request goes through the queue,
+// so a request arriving at an idle instance cannot take it for a batch of one while others are on
+// their way; Enqueue ignores allow_inline.
 //
 // Thread-safety: Enqueue may be called from any thread; Stop once, by the owner.
-// Locks: mu_ (queue, busy flags, stopping_) is a leaf held only for queue bookkeeping and
+// Locks: mu_ (queue, stopping_, ordering sequence) is a leaf held only for queue bookkeeping and
 // FormBatch. deliver_mu_ (ordered delivery) is held while callbacks run and may be followed by
 // mu_ (a callback may enqueue), never the other way round.
 #pragma once
@@ -99,7 +99,6 @@ class DynamicBatchScheduler final : public Scheduler {
   ModelStats* stats_;
   const DynamicBatchingOptions options_;
   BatcherPolicy policy_;
-  bool inline_allowed_ = false;
   std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
   std::vector<std::thread> threads_;
 
@@ -107,7 +106,6 @@ class DynamicBatchScheduler final : public Scheduler {
   std::condition_variable cv_;
   std::vector<Level> levels_;  // guarded by mu_
   size_t queued_ = 0;          // guarded by mu_: requests in levels_
-  std::vector<char> busy_;     // guarded by mu_: per instance
   bool stopping_ = false;      // guarded by mu_
   uint64_t next_seq_ = 0;      // guarded by mu_: order in which requests left the queue
 
