@@ -110,18 +110,18 @@ def run_wrk(port, lua, conns, seconds):
     return rps, p50_ms
 
 
-def serve(binary, repo, work, name):
+def serve(binary, repo, work, name, extra):
     port = free_port()
     proc = subprocess.Popen(["taskset", "-c", "0", binary, f"--model-repository={repo}",
                              f"--http-port={port}", "--http-address=127.0.0.1", "--log-info=false",
-                             "--allow-grpc=false"],
+                             "--allow-grpc=false"] + extra,
                             stderr=open(os.path.join(work, f"{name}.log"), "w"))
     wait_ready(port, proc)
     return proc, port
 
 
-def measure_server(binary, repo, work, name, lua, seconds):
-    proc, port = serve(binary, repo, work, name)
+def measure_server(binary, repo, work, name, lua, seconds, extra=()):
+    proc, port = serve(binary, repo, work, name, list(extra))
     try:
         run_wrk(port, lua, 2 * MAX_BATCH, 2)  # warm-up
         i0, e0 = stats(port) if name == "batched" else (0, 0)
@@ -150,6 +150,8 @@ def main():
     ap.add_argument("--driver", default=os.path.join(ROOT, "build/release/bench/ort_batch_driver"))
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--server-arg", action="append", default=[],
+                    help="extra nereid flag, e.g. --server-arg=--http-thread-count=2")
     args = ap.parse_args()
     for tool in ("wrk", "taskset"):
         if not shutil.which(tool):
@@ -170,11 +172,11 @@ def main():
               f"{'unbatched wall':>14} {'cpu':>6} | {'gain wall':>9} {'cpu':>5}")
         for run in range(args.repeat):
             rps, p50, mean, rps_cpu = measure_server(args.bin, batched, work, "batched", lua,
-                                                     args.seconds)
+                                                     args.seconds, args.server_arg)
             batch = max(1, round(mean))
             ref, ref_cpu = in_process(args.driver, model_path, batch, args.seconds)
             base, _, _, base_cpu = measure_server(args.bin, unbatched, work, "unbatched", lua,
-                                                  args.seconds)
+                                                  args.seconds, args.server_arg)
             print(f"{run + 1:>3} | {rps:>12.0f} {rps_cpu:>6.0f} {p50:>7.2f} {mean:>10.2f} | "
                   f"{ref:>12.0f} {ref_cpu:>6.0f} | {rps / ref:>10.2f} {rps_cpu / ref_cpu:>5.2f} | "
                   f"{base:>14.0f} {base_cpu:>6.0f} | {rps / base:>9.2f} {rps_cpu / base_cpu:>5.2f}",

@@ -72,8 +72,9 @@ Batching fixtures (DIR/batching), all with one CPU instance unless noted:
   db_delay_action same with timeout_action DELAY.
   db_ordered      slow_rows, max_batch_size 0, 2 instances, preserve_ordering.
   db_unordered    the same without preserve_ordering (shows what ordering changes).
-  db_bad_preferred slow_rows (cannot batch), max_batch_size 0, preferred_batch_size [2]: must
-                  fail to load.
+  db_bad_preferred slow_rows (cannot batch), max_batch_size 0, preferred_batch_size [2];
+  db_bad_ordering preserve_ordering with priority_levels 2; db_bad_priority
+                  default_priority_level 3 of 2 levels: all three must fail to load.
 
 slow_rows: INPUT0 float [n] -> OUTPUT0 bit-identical to INPUT0 (as slow_identity), with cost
 proportional to n: A0 = Expand(Clip(INPUT0,0,0)+1 as [n,1], [n,256]), 64 layers of
@@ -474,9 +475,14 @@ def fixture_batching(repo):
         "dynamic_batching {\n  preferred_batch_size: [ 4 ]\n"
         "  max_queue_delay_microseconds: 300000\n}"), {1: scale})
     slow = slow_rows_onnx()
-    write_model(repo, "db_bad_preferred", io1_config(
-        "db_bad_preferred", "TYPE_FP32", [-1], 0,
-        extra="dynamic_batching { preferred_batch_size: [ 2 ] }"), {1: slow})
+    bad = {
+        "db_bad_preferred": "preferred_batch_size: [ 2 ]",
+        "db_bad_ordering": "preserve_ordering: true priority_levels: 2 default_priority_level: 1",
+        "db_bad_priority": "priority_levels: 2 default_priority_level: 3",
+    }
+    for name, db in bad.items():
+        write_model(repo, name, io1_config(name, "TYPE_FP32", [-1], 0,
+                                           extra=f"dynamic_batching {{ {db} }}"), {1: slow})
     policy = ("default_queue_policy {{ timeout_action: {} default_timeout_microseconds: 10000000 "
               "allow_timeout_override: true }}")
     slow_models = {

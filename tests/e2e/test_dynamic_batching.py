@@ -369,7 +369,14 @@ def test_grpc_priority_is_honoured(server, pbs):  # noqa: F811
     np.testing.assert_array_equal(output_array(server.stub().ModelInfer(req)), [6.0, 6.0])
 
 
-def test_preferred_batch_size_on_non_batching_model_fails_load(server):
-    r = server.get("/v2/models/db_bad_preferred/ready")
+@pytest.mark.parametrize("model,message", [
+    ("db_bad_preferred", "dynamic_batching: 'preferred_batch_size' 2 must be <= max_batch_size 0"),
+    ("db_bad_ordering", "dynamic_batching: Only one priority level is allowed when "
+                        "'preserve_ordering' is true"),
+    ("db_bad_priority", "dynamic_batching: 'default_priority_level' 3 must be in range [1, 2]"),
+])
+def test_invalid_dynamic_batching_config_fails_load(server, model, message):
+    r = server.get(f"/v2/models/{model}/ready")
     assert r.status_code == 400
-    assert "'preferred_batch_size' 2 must be <= max_batch_size 0" in server.stderr()
+    assert f"failed to load model '{model}': model '{model}': {message}" in server.stderr()
+    assert_error(server.infer(model, [slow_input(1)]))
