@@ -110,9 +110,12 @@ def run_wrk(port, lua, conns, seconds):
     return rps, p50_ms
 
 
+SERVER_CORES = "0"
+
+
 def serve(binary, repo, work, name, extra):
     port = free_port()
-    proc = subprocess.Popen(["taskset", "-c", "0", binary, f"--model-repository={repo}",
+    proc = subprocess.Popen(["taskset", "-c", SERVER_CORES, binary, f"--model-repository={repo}",
                              f"--http-port={port}", "--http-address=127.0.0.1", "--log-info=false",
                              "--allow-grpc=false"] + extra,
                             stderr=open(os.path.join(work, f"{name}.log"), "w"))
@@ -152,7 +155,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--server-arg", action="append", default=[],
                     help="extra nereid flag, e.g. --server-arg=--http-thread-count=2")
+    ap.add_argument("--server-cores", default="0",
+                    help="cores the server may use (taskset list); the in-process driver always "
+                         "gets core 0 and wrk core 1")
     args = ap.parse_args()
+    global SERVER_CORES
+    SERVER_CORES = args.server_cores
     for tool in ("wrk", "taskset"):
         if not shutil.which(tool):
             sys.exit(f"{tool} not found: run scripts/setup")
