@@ -72,6 +72,7 @@ Batching fixtures (DIR/batching), all with one CPU instance unless noted:
   db_delay_action same with timeout_action DELAY.
   db_ordered      slow_rows, max_batch_size 0, 2 instances, preserve_ordering.
   db_unordered    the same without preserve_ordering (shows what ordering changes).
+  db_many_levels  slow_rows, max_batch_size 0, 10^9 priority levels (queues are made on use).
   db_bad_preferred slow_rows (cannot batch), max_batch_size 0, preferred_batch_size [2];
   db_bad_ordering preserve_ordering with priority_levels 2; db_bad_priority
                   default_priority_level 3 of 2 levels: all three must fail to load.
@@ -492,6 +493,7 @@ def fixture_batching(repo):
         "db_delay_action": (1, policy.format("DELAY")),
         "db_ordered": (2, "preserve_ordering: true"),
         "db_unordered": (2, ""),
+        "db_many_levels": (1, "priority_levels: 1000000000\n  default_priority_level: 1000000000"),
     }
     for name, (instances, db) in slow_models.items():
         cfg = io1_config(name, "TYPE_FP32", [-1], 0, instances=instances,

@@ -220,6 +220,12 @@ def test_priority_outside_levels_uses_default_level(server):
                                    parameters={"priority": p})).tolist() == [4.0, 4.0]
 
 
+def test_a_billion_priority_levels_load_and_serve(server):
+    for p in (1, 999999999, 1000000000):
+        assert output(server.infer("db_many_levels", [slow_input(1, 3.0)],
+                                   parameters={"priority": p})).tolist() == [3.0]
+
+
 def test_max_queue_size_rejects_with_503(server):
     first = occupy(server, "db_queue")
     queued = Timed(server, "db_queue", [slow_input(1, 1.0)])

@@ -8,23 +8,21 @@ namespace {
 
 // The candidates in batch order after timeouts: per level, the live requests, then the ones
 // delayed before, then the ones this pass delays. Fills d->rejected and d->delayed.
-std::vector<size_t> ApplyTimeouts(const std::vector<QueuedItem>& items, const BatcherPolicy& policy,
-                                  uint64_t now_ns, BatchDecision* d) {
+std::vector<size_t> ApplyTimeouts(const std::vector<QueuedItem>& items, uint64_t now_ns,
+                                  BatchDecision* d) {
   std::vector<size_t> order;
   order.reserve(items.size());
   std::vector<size_t> newly_delayed;
   size_t i = 0;
   while (i < items.size()) {
-    const size_t level = items[i].level;
-    const bool delay =
-        level < policy.delay_on_timeout.size() && policy.delay_on_timeout[level];
+    const uint64_t level = items[i].level;
     newly_delayed.clear();
     size_t j = i;
     for (; j < items.size() && items[j].level == level && !items[j].delayed; ++j) {
       const QueuedItem& it = items[j];
       if (it.deadline_ns != 0 && now_ns > it.deadline_ns) {
-        (delay ? d->delayed : d->rejected).push_back(j);
-        if (delay) newly_delayed.push_back(j);
+        (it.delay_on_timeout ? d->delayed : d->rejected).push_back(j);
+        if (it.delay_on_timeout) newly_delayed.push_back(j);
       } else {
         order.push_back(j);
       }
@@ -41,7 +39,7 @@ std::vector<size_t> ApplyTimeouts(const std::vector<QueuedItem>& items, const Ba
 BatchDecision FormBatch(const std::vector<QueuedItem>& items, const BatcherPolicy& policy,
                         uint64_t now_ns, bool flush) {
   BatchDecision d;
-  const std::vector<size_t> order = ApplyTimeouts(items, policy, now_ns, &d);
+  const std::vector<size_t> order = ApplyTimeouts(items, now_ns, &d);
 
   const int64_t max_batch = std::max<int64_t>(1, policy.max_batch_size);
   int64_t max_preferred = 0;

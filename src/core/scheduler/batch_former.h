@@ -22,19 +22,19 @@
 namespace nereid {
 
 struct QueuedItem {
-  size_t level = 0;            // 0-based priority level (0 = the highest)
+  uint64_t level = 0;          // priority level; lower goes first (any increasing key)
   bool delayed = false;        // already moved behind the others by a DELAY timeout
   int64_t batch_size = 1;      // >= 1
   std::string_view shape_key;  // equal keys may share a batch
   uint64_t enqueue_ns = 0;
   uint64_t deadline_ns = 0;  // 0: no timeout
+  bool delay_on_timeout = false;  // its level's timeout_action: DELAY (true) or REJECT
 };
 
 struct BatcherPolicy {
   int64_t max_batch_size = 1;
   std::vector<int64_t> preferred_batch_sizes;  // any order; empty means {max_batch_size}
   uint64_t max_queue_delay_ns = 0;
-  std::vector<bool> delay_on_timeout;  // per level: true for DELAY, false for REJECT
 };
 
 struct BatchDecision {

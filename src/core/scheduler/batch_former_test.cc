@@ -13,13 +13,20 @@ using ::testing::IsEmpty;
 constexpr uint64_t kUs = 1000;
 
 QueuedItem Item(int64_t batch = 1, uint64_t enqueue_ns = 0, std::string_view key = "a",
-                size_t level = 0, uint64_t deadline_ns = 0, bool delayed = false) {
-  return {level, delayed, batch, key, enqueue_ns, deadline_ns};
+                uint64_t level = 0, uint64_t deadline_ns = 0, bool delayed = false,
+                bool delay_on_timeout = false) {
+  return {level, delayed, batch, key, enqueue_ns, deadline_ns, delay_on_timeout};
+}
+
+// DELAY-policy variant of Item.
+QueuedItem DelayItem(int64_t batch, uint64_t enqueue_ns, uint64_t level, uint64_t deadline_ns,
+                     bool delayed = false) {
+  return Item(batch, enqueue_ns, "a", level, deadline_ns, delayed, true);
 }
 
 BatcherPolicy Policy(int64_t max_batch, std::vector<int64_t> preferred = {},
-                     uint64_t delay_us = 0, std::vector<bool> delay_on_timeout = {false}) {
-  return {max_batch, std::move(preferred), delay_us * kUs, std::move(delay_on_timeout)};
+                     uint64_t delay_us = 0) {
+  return {max_batch, std::move(preferred), delay_us * kUs};
 }
 
 TEST(BatchFormer, EmptyQueueSendsNothingAndWaitsForArrivals) {
@@ -120,13 +127,13 @@ TEST(BatchFormer, HigherPriorityLevelGoesFirst) {
   // Level 1 (index 0) requests arrived last but are batched first.
   std::vector<QueuedItem> q = {Item(1, 0, "a", 0), Item(1, 0, "a", 0), Item(1, 0, "a", 1)};
   // Items are grouped by level: the caller lists level 0 first.
-  const auto d = FormBatch(q, Policy(2, {2}, 0, {false, false}), 0);
+  const auto d = FormBatch(q, Policy(2, {2}, 0), 0);
   EXPECT_THAT(d.batch, ElementsAre(0, 1));
 }
 
 TEST(BatchFormer, LowerLevelFillsWhatHigherLeaves) {
   std::vector<QueuedItem> q = {Item(1, 5, "a", 0), Item(1, 0, "a", 1), Item(1, 1, "a", 1)};
-  const auto d = FormBatch(q, Policy(4, {4}, 0, {false, false}), 10);
+  const auto d = FormBatch(q, Policy(4, {4}, 0), 10);
   EXPECT_THAT(d.batch, ElementsAre(0, 1, 2));
 }
 
@@ -146,28 +153,29 @@ TEST(BatchFormer, TimeoutIsStrictlyAfterDeadline) {
 
 TEST(BatchFormer, DelayTimeoutMovesBehindOthers) {
   // DELAY: the expired first request goes behind the live ones; max 2 takes the live ones.
-  std::vector<QueuedItem> q = {Item(1, 0, "a", 0, 50), Item(1, 1), Item(1, 2)};
-  const auto d = FormBatch(q, Policy(2, {2}, 0, {true}), 100);
+  std::vector<QueuedItem> q = {DelayItem(1, 0, 0, 50), DelayItem(1, 1, 0, 0),
+                               DelayItem(1, 2, 0, 0)};
+  const auto d = FormBatch(q, Policy(2, {2}, 0), 100);
   EXPECT_THAT(d.rejected, IsEmpty());
   EXPECT_THAT(d.delayed, ElementsAre(0));
   EXPECT_THAT(d.batch, ElementsAre(1, 2));
 }
 
 TEST(BatchFormer, DelayedRequestsStillRunAfterLiveOnes) {
-  std::vector<QueuedItem> q = {Item(1, 3), Item(1, 0, "a", 0, 0, /*delayed=*/true)};
-  const auto d = FormBatch(q, Policy(4, {4}, 0, {true}), 100);
+  std::vector<QueuedItem> q = {DelayItem(1, 3, 0, 0), DelayItem(1, 0, 0, 0, /*delayed=*/true)};
+  const auto d = FormBatch(q, Policy(4, {4}, 0), 100);
   EXPECT_THAT(d.batch, ElementsAre(0, 1));
 }
 
 TEST(BatchFormer, DelayedOfHigherLevelBeforeLowerLevel) {
-  std::vector<QueuedItem> q = {Item(1, 0, "a", 0, 0, true), Item(1, 0, "a", 1)};
-  const auto d = FormBatch(q, Policy(1, {1}, 0, {true, true}), 100);
+  std::vector<QueuedItem> q = {DelayItem(1, 0, 0, 0, true), DelayItem(1, 0, 1, 0)};
+  const auto d = FormBatch(q, Policy(1, {1}, 0), 100);
   EXPECT_THAT(d.batch, ElementsAre(0));
 }
 
 TEST(BatchFormer, PerLevelTimeoutAction) {
-  std::vector<QueuedItem> q = {Item(1, 0, "a", 0, 10), Item(1, 0, "a", 1, 10)};
-  const auto d = FormBatch(q, Policy(8, {8}, 0, {true, false}), 100);
+  std::vector<QueuedItem> q = {DelayItem(1, 0, 0, 10), Item(1, 0, "a", 1, 10)};
+  const auto d = FormBatch(q, Policy(8, {8}, 0), 100);
   EXPECT_THAT(d.delayed, ElementsAre(0));
   EXPECT_THAT(d.rejected, ElementsAre(1));
   EXPECT_THAT(d.batch, ElementsAre(0));
@@ -195,6 +203,13 @@ TEST(BatchFormer, ReachingLargestPreferredSendsEvenWithDelay) {
   // pending >= the largest preferred size: nothing to wait for.
   const auto d = FormBatch({Item(2), Item(2)}, Policy(8, {2, 4}, 1000), 0);
   EXPECT_EQ(d.batch_size, 4);
+}
+
+TEST(BatchFormer, LevelsAreOpaqueIncreasingKeys) {
+  // Sparse level keys (as a queue with only levels 3 and 4000000000 in use) group the same way.
+  std::vector<QueuedItem> q = {Item(1, 9, "a", 3), Item(1, 0, "a", 4000000000u)};
+  const auto d = FormBatch(q, Policy(1, {1}), 10);
+  EXPECT_THAT(d.batch, ElementsAre(0));
 }
 
 TEST(BatchFormer, Deterministic) {

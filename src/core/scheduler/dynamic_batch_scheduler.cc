@@ -29,13 +29,18 @@ DynamicBatchingOptions DynamicBatchingOptions::FromConfig(const inference::Model
                                  db.preferred_batch_size().end());
   o.max_queue_delay_us = db.max_queue_delay_microseconds();
   o.preserve_ordering = db.preserve_ordering();
-  const uint64_t levels = std::max<uint64_t>(1, db.priority_levels());
+  o.priority_levels = std::max<uint64_t>(1, db.priority_levels());
   o.default_priority_level = db.priority_levels() == 0 ? 1 : db.default_priority_level();
-  o.levels.assign(levels, FromProto(db.default_queue_policy()));
+  o.default_policy = FromProto(db.default_queue_policy());
   for (const auto& [level, policy] : db.priority_queue_policy()) {
-    if (level >= 1 && level <= levels) o.levels[level - 1] = FromProto(policy);
+    if (level >= 1 && level <= o.priority_levels) o.level_policies[level] = FromProto(policy);
   }
   return o;
+}
+
+const QueuePolicy& DynamicBatchingOptions::PolicyFor(uint64_t level) const {
+  auto it = level_policies.find(level);
+  return it == level_policies.end() ? default_policy : it->second;
 }
 
 DynamicBatchScheduler::DynamicBatchScheduler(
@@ -44,12 +49,10 @@ DynamicBatchScheduler::DynamicBatchScheduler(
     : model_(model),
       stats_(stats),
       options_(std::move(options)),
-      instances_(std::move(instances)),
-      levels_(options_.levels.size()) {
+      instances_(std::move(instances)) {
   policy_.max_batch_size = options_.max_batch_size;
   policy_.preferred_batch_sizes = options_.preferred_batch_sizes;
   policy_.max_queue_delay_ns = options_.max_queue_delay_us * 1000;
-  for (const QueuePolicy& q : options_.levels) policy_.delay_on_timeout.push_back(q.delay_on_timeout);
   threads_.reserve(instances_.size());
   for (size_t i = 0; i < instances_.size(); ++i) {
     threads_.emplace_back([this, i] { ExecutorLoop(i); });
@@ -67,9 +70,10 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   job.queue_start_ns = NowNs();
   // Priority 0 or beyond the configured levels means the default level (Triton's SetPriority).
   const uint64_t priority = GetUint(job.request->parameters, "priority").value_or(0);
-  const size_t level =
-      (priority == 0 || priority > levels_.size() ? options_.default_priority_level : priority) - 1;
-  const QueuePolicy& policy = options_.levels[level];
+  const uint64_t level = priority == 0 || priority > options_.priority_levels
+                             ? options_.default_priority_level
+                             : priority;
+  const QueuePolicy& policy = options_.PolicyFor(level);
   uint64_t timeout_us = policy.default_timeout_us;
   if (policy.allow_timeout_override) {
     // A request's timeout may only lower the configured one (Triton's PolicyQueue::Enqueue).
@@ -78,6 +82,7 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   }
   Entry entry;
   entry.deadline_ns = timeout_us == 0 ? 0 : job.queue_start_ns + timeout_us * 1000;
+  entry.shape_key = BatchShapeKey(*job.request);
 
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) {
@@ -86,12 +91,12 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     return;
   }
   Level& q = levels_[level];
+  q.policy = &policy;
   if (policy.max_queue_size != 0 && q.live.size() + q.delayed.size() >= policy.max_queue_size) {
     lock.unlock();
     Reject(job, Unavailable("Exceeds maximum queue size"));
     return;
   }
-  entry.shape_key = BatchShapeKey(*job.request);
   entry.job = std::move(job);
   q.live.push_back(std::move(entry));
   ++queued_;
@@ -107,12 +112,12 @@ BatchDecision DynamicBatchScheduler::TakeBatch(uint64_t now_ns, std::vector<Sche
   std::vector<Entry*> entries;
   items.reserve(queued_);
   entries.reserve(queued_);
-  for (size_t l = 0; l < levels_.size(); ++l) {
+  for (auto& [l, level] : levels_) {
     for (int pass = 0; pass < 2; ++pass) {
-      auto& dq = pass == 0 ? levels_[l].live : levels_[l].delayed;
+      auto& dq = pass == 0 ? level.live : level.delayed;
       for (Entry& e : dq) {
         items.push_back({l, pass == 1, std::max<int64_t>(1, e.job.batch_size), e.shape_key,
-                         e.job.queue_start_ns, e.deadline_ns});
+                         e.job.queue_start_ns, e.deadline_ns, level.policy->delay_on_timeout});
         entries.push_back(&e);
       }
     }
@@ -133,10 +138,10 @@ BatchDecision DynamicBatchScheduler::TakeBatch(uint64_t now_ns, std::vector<Sche
   for (size_t i : d.delayed) mark[i] = kDelay;
   // Rebuild the levels from what stays, newly delayed requests last in their level.
   size_t flat = 0;
-  for (size_t l = 0; l < levels_.size(); ++l) {
+  for (auto& [l, level] : levels_) {
     std::deque<Entry> live, delayed, newly;
     for (int pass = 0; pass < 2; ++pass) {
-      auto& dq = pass == 0 ? levels_[l].live : levels_[l].delayed;
+      auto& dq = pass == 0 ? level.live : level.delayed;
       for (Entry& e : dq) {
         const char m = mark[flat++];
         if (m == kStay) (pass == 0 ? live : delayed).push_back(std::move(e));
@@ -144,8 +149,8 @@ BatchDecision DynamicBatchScheduler::TakeBatch(uint64_t now_ns, std::vector<Sche
       }
     }
     for (Entry& e : newly) delayed.push_back(std::move(e));
-    levels_[l].live = std::move(live);
-    levels_[l].delayed = std::move(delayed);
+    level.live = std::move(live);
+    level.delayed = std::move(delayed);
   }
   const size_t taken = d.rejected.size() + d.batch.size();
   queued_ -= taken;

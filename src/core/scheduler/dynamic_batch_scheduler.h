@@ -57,8 +57,12 @@ struct DynamicBatchingOptions {
   std::vector<int64_t> preferred_batch_sizes;
   uint64_t max_queue_delay_us = 0;
   bool preserve_ordering = false;
-  uint64_t default_priority_level = 1;  // 1-based; levels() when priority_levels is 0
-  std::vector<QueuePolicy> levels;      // one per priority level (one when none configured)
+  uint64_t priority_levels = 1;         // >= 1 (a config's 0 means one level)
+  uint64_t default_priority_level = 1;  // in [1, priority_levels]
+  QueuePolicy default_policy;           // for levels without their own
+  std::map<uint64_t, QueuePolicy> level_policies;
+
+  const QueuePolicy& PolicyFor(uint64_t level) const;
 
   // From a validated configuration with dynamic_batching.
   static DynamicBatchingOptions FromConfig(const inference::ModelConfig& config);
@@ -82,6 +86,7 @@ class DynamicBatchScheduler final : public Scheduler {
     uint64_t deadline_ns = 0;
   };
   struct Level {
+    const QueuePolicy* policy = nullptr;
     std::deque<Entry> live;     // arrival order
     std::deque<Entry> delayed;  // moved behind by a DELAY timeout, in that order
   };
@@ -104,7 +109,8 @@ class DynamicBatchScheduler final : public Scheduler {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Level> levels_;  // guarded by mu_
+  // Guarded by mu_. Levels are created on first use and kept (a config may declare billions).
+  std::map<uint64_t, Level> levels_;
   size_t queued_ = 0;          // guarded by mu_: requests in levels_
   bool stopping_ = false;      // guarded by mu_
   uint64_t next_seq_ = 0;      // guarded by mu_: order in which requests left the queue

@@ -92,7 +92,6 @@ class DynamicBatchSchedulerTest : public ::testing::Test {
     model_.outputs = {{"OUT", DataType::kFp32, {1}}};
     options_.max_batch_size = 4;
     options_.preferred_batch_sizes = {4};
-    options_.levels = {QueuePolicy{}};
   }
 
   void Start(int instances = 1) {
@@ -186,7 +185,7 @@ TEST_F(DynamicBatchSchedulerTest, MaxBatchSizeSplitsLongQueue) {
 }
 
 TEST_F(DynamicBatchSchedulerTest, QueueFullRejectsAtOnce) {
-  options_.levels[0].max_queue_size = 2;
+  options_.default_policy.max_queue_size = 2;
   Start();
   auto first = Occupy();
   auto a = Send(1);
@@ -207,7 +206,7 @@ TEST_F(DynamicBatchSchedulerTest, QueueFullRejectsAtOnce) {
 TEST_F(DynamicBatchSchedulerTest, HigherPriorityOvertakes) {
   options_.max_batch_size = 1;
   options_.preferred_batch_sizes = {1};
-  options_.levels = {QueuePolicy{}, QueuePolicy{}};
+  options_.priority_levels = 2;
   options_.default_priority_level = 2;
   Start();
   auto first = Occupy();
@@ -228,8 +227,8 @@ TEST_F(DynamicBatchSchedulerTest, HigherPriorityOvertakes) {
 
 TEST_F(DynamicBatchSchedulerTest, RejectTimeoutExpiresQueuedRequest) {
   // Level 2 (the default) times out after 1 ms; the occupying request uses level 1 (none).
-  options_.levels = {QueuePolicy{}, QueuePolicy{}};
-  options_.levels[1].default_timeout_us = 1000;
+  options_.priority_levels = 2;
+  options_.level_policies[2].default_timeout_us = 1000;
   options_.default_priority_level = 2;
   Start();
   auto first = Occupy(HighPriority());
@@ -245,8 +244,8 @@ TEST_F(DynamicBatchSchedulerTest, RejectTimeoutExpiresQueuedRequest) {
 }
 
 TEST_F(DynamicBatchSchedulerTest, RequestTimeoutOnlyLowersTheDefault) {
-  options_.levels[0].default_timeout_us = 60'000'000;
-  options_.levels[0].allow_timeout_override = true;
+  options_.default_policy.default_timeout_us = 60'000'000;
+  options_.default_policy.allow_timeout_override = true;
   Start();
   auto first = Occupy();
   Parameters shorter;
@@ -259,7 +258,7 @@ TEST_F(DynamicBatchSchedulerTest, RequestTimeoutOnlyLowersTheDefault) {
 }
 
 TEST_F(DynamicBatchSchedulerTest, TimeoutOverrideIgnoredWithoutPermission) {
-  options_.levels[0].default_timeout_us = 60'000'000;
+  options_.default_policy.default_timeout_us = 60'000'000;
   Start();
   auto first = Occupy();
   Parameters shorter;
@@ -274,9 +273,9 @@ TEST_F(DynamicBatchSchedulerTest, TimeoutOverrideIgnoredWithoutPermission) {
 TEST_F(DynamicBatchSchedulerTest, DelayTimeoutMovesBehindButStillRuns) {
   options_.max_batch_size = 1;
   options_.preferred_batch_sizes = {1};
-  options_.levels = {QueuePolicy{}, QueuePolicy{}};
-  options_.levels[1].default_timeout_us = 50'000;
-  options_.levels[1].delay_on_timeout = true;
+  options_.priority_levels = 2;
+  options_.level_policies[2].default_timeout_us = 50'000;
+  options_.level_policies[2].delay_on_timeout = true;
   options_.default_priority_level = 2;
   Start();
   auto first = Occupy(HighPriority());
@@ -348,6 +347,20 @@ TEST_F(DynamicBatchSchedulerTest, PreserveOrderingAcrossInstances) {
   EXPECT_EQ(Value(b), 4);
   sched_->Stop();
   EXPECT_EQ(delivered, (std::vector<int>{1, 2}));
+}
+
+TEST_F(DynamicBatchSchedulerTest, HugePriorityLevelCountCostsNothing) {
+  // Levels are created on use: a config may declare up to 2^64-1 of them.
+  options_.priority_levels = ~uint64_t{0};
+  options_.default_priority_level = ~uint64_t{0};
+  Start();
+  Parameters p;
+  p.Set("priority", uint64_t{123456789});
+  auto a = Send(1, p);
+  auto b = Send(2);
+  EXPECT_EQ(Value(a), 2);
+  EXPECT_EQ(Value(b), 4);
+  sched_->Stop();
 }
 
 TEST_F(DynamicBatchSchedulerTest, StopRunsEverythingQueued) {
