@@ -68,10 +68,11 @@ int main(int argc, char** argv) {
       elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     const double cpu = cpu_now() - cpu_start;
-    std::printf("{\"batch\": %lld, \"runs\": %lld, \"seconds\": %.3f, \"infer_per_s\": %.1f, "
-                "\"cpu_seconds\": %.3f, \"checksum\": %g}\n",
-                static_cast<long long>(batch), static_cast<long long>(runs), elapsed,
-                static_cast<double>(runs * batch) / elapsed, cpu, checksum);
+    std::printf(
+        "{\"batch\": %lld, \"runs\": %lld, \"seconds\": %.3f, \"infer_per_s\": %.1f, "
+        "\"cpu_seconds\": %.3f, \"checksum\": %g}\n",
+        static_cast<long long>(batch), static_cast<long long>(runs), elapsed,
+        static_cast<double>(runs * batch) / elapsed, cpu, checksum);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

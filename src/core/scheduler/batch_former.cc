@@ -101,7 +101,8 @@ BatchDecision FormBatch(const std::vector<QueuedItem>& items, const BatcherPolic
   d.wake_at_ns = oldest + delay;
   for (size_t idx : order) {
     const QueuedItem& it = items[idx];
-    if (!it.delayed && it.deadline_ns != 0) d.wake_at_ns = std::min(d.wake_at_ns, it.deadline_ns + 1);
+    if (!it.delayed && it.deadline_ns != 0)
+      d.wake_at_ns = std::min(d.wake_at_ns, it.deadline_ns + 1);
   }
   return d;
 }

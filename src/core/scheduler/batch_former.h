@@ -27,7 +27,7 @@ struct QueuedItem {
   int64_t batch_size = 1;      // >= 1
   std::string_view shape_key;  // equal keys may share a batch
   uint64_t enqueue_ns = 0;
-  uint64_t deadline_ns = 0;  // 0: no timeout
+  uint64_t deadline_ns = 0;       // 0: no timeout
   bool delay_on_timeout = false;  // its level's timeout_action: DELAY (true) or REJECT
 };
 

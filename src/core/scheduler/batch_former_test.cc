@@ -138,7 +138,8 @@ TEST(BatchFormer, LowerLevelFillsWhatHigherLeaves) {
 }
 
 TEST(BatchFormer, RejectTimeoutFailsExpiredRequests) {
-  std::vector<QueuedItem> q = {Item(1, 0, "a", 0, 50), Item(1, 0, "a", 0, 0), Item(1, 0, "a", 0, 500)};
+  std::vector<QueuedItem> q = {Item(1, 0, "a", 0, 50), Item(1, 0, "a", 0, 0),
+                               Item(1, 0, "a", 0, 500)};
   const auto d = FormBatch(q, Policy(8), 100);
   EXPECT_THAT(d.rejected, ElementsAre(0));
   EXPECT_THAT(d.delayed, IsEmpty());

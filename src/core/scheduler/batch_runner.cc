@@ -38,7 +38,8 @@ StatusOr<std::unique_ptr<InferenceRequest>> Gather(
     in.data_type = in0.data_type;
     in.shape = in0.shape;
     if (in.shape.empty()) {
-      return Internal("input '" + in0.name + "' of model '" + model.name + "' has no batch dimension");
+      return Internal("input '" + in0.name + "' of model '" + model.name +
+                      "' has no batch dimension");
     }
     in.shape[0] = total;
     const char* begin = dst;
@@ -134,8 +135,8 @@ std::string BatchShapeKey(const InferenceRequest& request) {
 
 std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
     backend::ModelInstance& instance, const ModelInfo& model,
-    std::vector<std::unique_ptr<InferenceRequest>> requests, const std::vector<int64_t>& batch_sizes,
-    ExecutionTimes* times) {
+    std::vector<std::unique_ptr<InferenceRequest>> requests,
+    const std::vector<int64_t>& batch_sizes, ExecutionTimes* times) {
   std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> results;
   results.reserve(requests.size());
   if (requests.size() == 1) {

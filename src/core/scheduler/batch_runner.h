@@ -28,7 +28,7 @@ std::string BatchShapeKey(const InferenceRequest& request);
 // `times` (required) receives when the single execution's phases ran.
 std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
     backend::ModelInstance& instance, const ModelInfo& model,
-    std::vector<std::unique_ptr<InferenceRequest>> requests, const std::vector<int64_t>& batch_sizes,
-    ExecutionTimes* times);
+    std::vector<std::unique_ptr<InferenceRequest>> requests,
+    const std::vector<int64_t>& batch_sizes, ExecutionTimes* times);
 
 }  // namespace nereid

@@ -57,7 +57,8 @@ ModelInfo Model() {
   return m;
 }
 
-std::unique_ptr<InferenceRequest> Request(std::vector<float> values, std::vector<std::string> outs = {}) {
+std::unique_ptr<InferenceRequest> Request(std::vector<float> values,
+                                          std::vector<std::string> outs = {}) {
   auto r = std::make_unique<InferenceRequest>();
   auto buf = std::make_shared<std::vector<float>>(std::move(values));
   InferInput in;

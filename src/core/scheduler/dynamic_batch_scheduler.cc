@@ -46,10 +46,7 @@ const QueuePolicy& DynamicBatchingOptions::PolicyFor(uint64_t level) const {
 DynamicBatchScheduler::DynamicBatchScheduler(
     const ModelInfo* model, ModelStats* stats, DynamicBatchingOptions options,
     std::vector<std::unique_ptr<backend::ModelInstance>>&& instances)
-    : model_(model),
-      stats_(stats),
-      options_(std::move(options)),
-      instances_(std::move(instances)) {
+    : model_(model), stats_(stats), options_(std::move(options)), instances_(std::move(instances)) {
   policy_.max_batch_size = options_.max_batch_size;
   policy_.preferred_batch_sizes = options_.preferred_batch_sizes;
   policy_.max_queue_delay_ns = options_.max_queue_delay_us * 1000;
@@ -172,8 +169,8 @@ void DynamicBatchScheduler::ExecutorLoop(size_t index) {
     if (batch.empty() && rejected.empty()) {
       if (d.delayed.empty()) {
         if (d.wake_at_ns != 0) {
-          cv_.wait_until(lock, std::chrono::steady_clock::time_point(
-                                   std::chrono::nanoseconds(d.wake_at_ns)));
+          cv_.wait_until(
+              lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(d.wake_at_ns)));
         } else {
           cv_.wait(lock);
         }
@@ -204,17 +201,17 @@ void DynamicBatchScheduler::RunBatch(size_t index, std::vector<SchedulerJob>& jo
     total += sizes.back();
   }
   ExecutionTimes times;
-  auto results = RunBatchOnInstance(*instances_[index], *model_, std::move(requests), sizes, &times);
+  auto results =
+      RunBatchOnInstance(*instances_[index], *model_, std::move(requests), sizes, &times);
   const uint64_t end = NowNs();
-  const bool executed = std::any_of(results.begin(), results.end(),
-                                    [](const Result& r) { return r.ok(); });
+  const bool executed =
+      std::any_of(results.begin(), results.end(), [](const Result& r) { return r.ok(); });
   if (executed) stats_->RecordExecution(total, times);
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (results[i].ok()) {
       stats_->RecordResponse(0, true, times.output_start - times.input_end,
                              times.compute_end - times.output_start);
-      stats_->RecordSuccess(sizes[i], jobs[i].request_start_ns, jobs[i].queue_start_ns, times,
-                            end);
+      stats_->RecordSuccess(sizes[i], jobs[i].request_start_ns, jobs[i].queue_start_ns, times, end);
     } else {
       stats_->RecordFailure(FailureReason::kBackend, jobs[i].request_start_ns, end);
     }

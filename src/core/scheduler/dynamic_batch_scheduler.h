@@ -111,9 +111,9 @@ class DynamicBatchScheduler final : public Scheduler {
   std::condition_variable cv_;
   // Guarded by mu_. Levels are created on first use and kept (a config may declare billions).
   std::map<uint64_t, Level> levels_;
-  size_t queued_ = 0;          // guarded by mu_: requests in levels_
-  bool stopping_ = false;      // guarded by mu_
-  uint64_t next_seq_ = 0;      // guarded by mu_: order in which requests left the queue
+  size_t queued_ = 0;      // guarded by mu_: requests in levels_
+  bool stopping_ = false;  // guarded by mu_
+  uint64_t next_seq_ = 0;  // guarded by mu_: order in which requests left the queue
 
   std::mutex deliver_mu_;
   uint64_t next_deliver_ = 0;                                    // guarded by deliver_mu_

@@ -101,7 +101,8 @@ class DynamicBatchSchedulerTest : public ::testing::Test {
   }
 
   // Enqueues one request of batch 1 carrying `value`; the reply lands in the returned slot.
-  std::shared_ptr<Reply> Send(float value, Parameters params = {}, std::function<void()> on_done = {}) {
+  std::shared_ptr<Reply> Send(float value, Parameters params = {},
+                              std::function<void()> on_done = {}) {
     auto reply = std::make_shared<Reply>();
     auto r = std::make_unique<InferenceRequest>();
     auto buf = std::make_shared<float>(value);
