@@ -285,6 +285,19 @@ def mlp_onnx(sizes=(256, 2048, 2048, 1024, 16), seed=1234):
                       [vi("OUTPUT0", FP32, ["batch", sizes[-1]])], inits)
 
 
+def tanh_chain_then_identity(layers):
+    """Nodes a0 -> `layers` x Tanh(MatMul(a, W)) -> OUTPUT0 = INPUT0 + Abs(ReduceSum(a)) * -0.0,
+    i.e. exactly INPUT0 after work that depends on it (needs initialisers W and neg_zero)."""
+    nodes = []
+    for k in range(layers):
+        nodes += [helper.make_node("MatMul", [f"a{k}", "W"], [f"m{k}"]),
+                  helper.make_node("Tanh", [f"m{k}"], [f"a{k + 1}"])]
+    return nodes + [helper.make_node("ReduceSum", [f"a{layers}"], ["s"], keepdims=0),
+                    helper.make_node("Abs", ["s"], ["abs_s"]),
+                    helper.make_node("Mul", ["abs_s", "neg_zero"], ["z"]),
+                    helper.make_node("Add", ["INPUT0", "z"], ["OUTPUT0"])]
+
+
 def slow_identity_onnx(n=SLOW_N, layers=SLOW_LAYERS, seed=42):
     """OUTPUT0 == INPUT0 exactly, after ~layers*2*n^3 FLOPs of input-dependent MatMuls."""
     rng = np.random.default_rng(seed)
@@ -294,13 +307,7 @@ def slow_identity_onnx(n=SLOW_N, layers=SLOW_LAYERS, seed=42):
     nodes = [helper.make_node("Clip", ["INPUT0", "zero", "zero"], ["clipped"]),
              helper.make_node("Add", ["clipped", "one"], ["c"]),
              helper.make_node("Expand", ["c", "square"], ["a0"])]
-    for k in range(layers):
-        nodes += [helper.make_node("MatMul", [f"a{k}", "W"], [f"m{k}"]),
-                  helper.make_node("Tanh", [f"m{k}"], [f"a{k + 1}"])]
-    nodes += [helper.make_node("ReduceSum", [f"a{layers}"], ["s"], keepdims=0),
-              helper.make_node("Abs", ["s"], ["abs_s"]),
-              helper.make_node("Mul", ["abs_s", "neg_zero"], ["z"]),
-              helper.make_node("Add", ["INPUT0", "z"], ["OUTPUT0"])]
+    nodes += tanh_chain_then_identity(layers)
     return make_model("slow_identity", nodes, [vi("INPUT0", FP32, [1])],
                       [vi("OUTPUT0", FP32, [1])], inits)
 
@@ -316,13 +323,7 @@ def slow_rows_onnx(width=256, layers=64, seed=7):
              helper.make_node("Add", ["clipped", "one"], ["c"]),
              helper.make_node("Reshape", ["c", "col"], ["c2"]),
              helper.make_node("Expand", ["c2", "row"], ["a0"])]
-    for k in range(layers):
-        nodes += [helper.make_node("MatMul", [f"a{k}", "W"], [f"m{k}"]),
-                  helper.make_node("Tanh", [f"m{k}"], [f"a{k + 1}"])]
-    nodes += [helper.make_node("ReduceSum", [f"a{layers}"], ["s"], keepdims=0),
-              helper.make_node("Abs", ["s"], ["abs_s"]),
-              helper.make_node("Mul", ["abs_s", "neg_zero"], ["z"]),
-              helper.make_node("Add", ["INPUT0", "z"], ["OUTPUT0"])]
+    nodes += tanh_chain_then_identity(layers)
     return make_model("slow_rows", nodes, [vi("INPUT0", FP32, ["n"])],
                       [vi("OUTPUT0", FP32, ["n"])], inits)
 
