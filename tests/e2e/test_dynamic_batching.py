@@ -26,8 +26,36 @@ JITTER = 0.01  # replies delivered back to back may reach client threads this fa
 
 @pytest.fixture(scope="module")
 def server(pbs):  # noqa: F811
+    # --log-verbose=1: the batcher logs each request it queues and each batch it starts, which
+    # the queue-policy tests wait for instead of sleeping.
     yield from serve_grpc([repo("fixtures", "batching")], "batching",
-                          flags=["--exit-on-error=false", "--strict-readiness=false"])
+                          flags=["--exit-on-error=false", "--strict-readiness=false",
+                                 "--log-verbose=1"])
+
+
+_ids = iter(range(1, 1 << 30))
+
+
+def wait_log_count(server, needle, count, timeout=20.0):
+    """Polls the server log until `needle` occurs at least `count` times."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.stderr().count(needle) >= count:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"{needle!r} did not appear {count} times in the server log")
+
+
+def executing(model):
+    return f"model '{model}': executing "
+
+
+def queued(server, model, inputs, parameters=None):
+    """Sends a request and returns once the batcher has queued it (its log line is there)."""
+    rid = f"q{next(_ids)}"
+    call = Timed(server, model, inputs, parameters, request_id=rid)
+    wait_log_count(server, f"model '{model}': request '{rid}' queued", 1)
+    return call
 
 
 @pytest.fixture
@@ -60,17 +88,17 @@ def output(resp):
 class Timed:
     """Sends one HTTP inference on its own thread; records the response and when it arrived."""
 
-    def __init__(self, server, model, inputs, parameters=None):
+    def __init__(self, server, model, inputs, parameters=None, request_id=None):
         self.resp = None
         self.done_at = None
         self.thread = threading.Thread(target=self._run,
-                                       args=(server, model, inputs, parameters))
+                                       args=(server, model, inputs, parameters, request_id))
         self.thread.start()
 
-    def _run(self, server, model, inputs, parameters):
+    def _run(self, server, model, inputs, parameters, request_id):
         from nereid_server import new_session
         from helpers import build_infer_request
-        body, headers = build_infer_request(inputs, parameters=parameters)
+        body, headers = build_infer_request(inputs, parameters=parameters, request_id=request_id)
         self.resp = new_session().post(server.url(f"/v2/models/{model}/infer"), data=body,
                                        headers=headers, timeout=60)
         self.done_at = time.monotonic()
@@ -196,18 +224,18 @@ def test_mixed_shapes_succeed(server):
 
 
 def occupy(server, model, n=SLOW_N):
-    """Starts a slow request and gives it time to reach the instance."""
+    """Starts a slow request and returns once the instance is running it."""
+    started = server.stderr().count(executing(model))
     call = Timed(server, model, [slow_input(n, 5.0)])
-    time.sleep(0.03)
+    wait_log_count(server, executing(model), started + 1)
     return call
 
 
 def test_higher_priority_overtakes_lower(server):
     # The queued requests take ~40 ms each, so the order they ran in shows in their replies.
     first = occupy(server, "db_prio")
-    low = Timed(server, "db_prio", [slow_input(MID_N, 1.0)])  # default level 2
-    time.sleep(0.02)
-    high = Timed(server, "db_prio", [slow_input(MID_N, 2.0)], parameters={"priority": 1})
+    low = queued(server, "db_prio", [slow_input(MID_N, 1.0)])  # default level 2
+    high = queued(server, "db_prio", [slow_input(MID_N, 2.0)], parameters={"priority": 1})
     for c, v in ((first, 5.0), (low, 1.0), (high, 2.0)):
         assert output(c.join())[0] == v
     assert first.done_at < high.done_at < low.done_at
@@ -228,34 +256,32 @@ def test_a_billion_priority_levels_load_and_serve(server):
 
 def test_max_queue_size_rejects_with_503(server):
     first = occupy(server, "db_queue")
-    queued = Timed(server, "db_queue", [slow_input(1, 1.0)])
-    time.sleep(0.02)
+    waiting = queued(server, "db_queue", [slow_input(1, 1.0)])
     r = server.infer("db_queue", [slow_input(1, 2.0)])
     rejected_at = time.monotonic()
     assert_error(r, 503, "Exceeds maximum queue size")
     assert r.json() == {"error": "Exceeds maximum queue size"}
     assert output(first.join())[0] == 5.0
     assert rejected_at < first.done_at  # at once, not when the instance frees up
-    assert output(queued.join())[0] == 1.0
+    assert output(waiting.join())[0] == 1.0
 
 
 def test_max_queue_size_rejects_over_grpc(server, pbs):  # noqa: F811
     first = occupy(server, "db_queue")
-    queued = Timed(server, "db_queue", [slow_input(1, 1.0)])
-    time.sleep(0.02)
+    waiting = queued(server, "db_queue", [slow_input(1, 1.0)])
     with pytest.raises(grpc.RpcError) as e:
         server.stub().ModelInfer(infer_request(
             "db_queue", [("INPUT0", "FP32", np.ones(1, np.float32))]))
     assert e.value.code() == grpc.StatusCode.UNAVAILABLE
     assert e.value.details() == "Exceeds maximum queue size"
     first.join()
-    queued.join()
+    waiting.join()
 
 
 def test_reject_timeout_answers_503(server):
     first = occupy(server, "db_reject")
-    expiring = Timed(server, "db_reject", [slow_input(1, 1.0)], parameters={"timeout": 20000})
-    patient = Timed(server, "db_reject", [slow_input(1, 2.0)])  # 10 s default
+    expiring = queued(server, "db_reject", [slow_input(1, 1.0)], parameters={"timeout": 1000})
+    patient = queued(server, "db_reject", [slow_input(1, 2.0)])  # 10 s default
     assert output(first.join())[0] == 5.0
     r = expiring.join()
     assert_error(r, 503, "Request timeout expired")
@@ -266,7 +292,7 @@ def test_reject_timeout_answers_503(server):
 def test_reject_timeout_over_grpc(server, pbs):  # noqa: F811
     first = occupy(server, "db_reject")
     req = infer_request("db_reject", [("INPUT0", "FP32", np.ones(1, np.float32))])
-    req.parameters["timeout"].int64_param = 20000
+    req.parameters["timeout"].int64_param = 1000
     with pytest.raises(grpc.RpcError) as e:
         server.stub().ModelInfer(req)
     assert e.value.code() == grpc.StatusCode.UNAVAILABLE
@@ -275,11 +301,11 @@ def test_reject_timeout_over_grpc(server, pbs):  # noqa: F811
 
 
 def test_delay_timeout_moves_request_behind_others(server):
+    # `expiring` times out 1 ms after it is queued, long before the ~150 ms request ahead ends.
     first = occupy(server, "db_delay_action")
-    expiring = Timed(server, "db_delay_action", [slow_input(MID_N, 1.0)],
-                     parameters={"timeout": 10000})
-    time.sleep(0.05)  # `expiring` has timed out by now
-    fresh = Timed(server, "db_delay_action", [slow_input(MID_N, 2.0)])
+    expiring = queued(server, "db_delay_action", [slow_input(MID_N, 1.0)],
+                      parameters={"timeout": 1000})
+    fresh = queued(server, "db_delay_action", [slow_input(MID_N, 2.0)])
     assert output(first.join())[0] == 5.0
     assert output(expiring.join())[0] == 1.0  # DELAY: late, but it still runs
     assert output(fresh.join())[0] == 2.0
@@ -289,19 +315,17 @@ def test_delay_timeout_moves_request_behind_others(server):
 def test_without_timeout_requests_keep_arrival_order(server):
     # The reference for the DELAY test: same timing, no timeout, so arrival order holds.
     first = occupy(server, "db_delay_action")
-    a = Timed(server, "db_delay_action", [slow_input(MID_N, 1.0)])
-    time.sleep(0.05)
-    b = Timed(server, "db_delay_action", [slow_input(MID_N, 2.0)])
+    a = queued(server, "db_delay_action", [slow_input(MID_N, 1.0)])
+    b = queued(server, "db_delay_action", [slow_input(MID_N, 2.0)])
     for c in (first, a, b):
         c.join()
     assert a.done_at < b.done_at
 
 
 def ordering_run(server, model):
-    slow = Timed(server, model, [slow_input(SLOW_N, 3.0)])
-    time.sleep(0.03)
-    fast = Timed(server, model, [slow_input(1, 4.0)])  # the second instance is idle
-    assert output(slow.join())[0] == 3.0
+    slow = occupy(server, model)  # on one instance
+    fast = queued(server, model, [slow_input(1, 4.0)])  # the second instance is idle
+    assert output(slow.join())[0] == 5.0
     assert output(fast.join())[0] == 4.0
     return slow, fast
 
@@ -317,13 +341,11 @@ def test_without_preserve_ordering_fast_response_overtakes(server):
 
 
 def test_preserve_ordering_under_concurrent_load(server):
-    # Alternating slow and fast requests, each from its own client, 20 ms apart (so they reach
-    # the server in this order) while both instances are busy: replies come in request order.
+    # Alternating slow and fast requests, each from its own client, each sent once the previous
+    # one is queued (so this is their queue order): replies come in that order.
     sizes = [MID_N if i % 2 == 0 else 1 for i in range(12)]
-    calls = []
-    for i, n in enumerate(sizes):
-        calls.append(Timed(server, "db_ordered", [slow_input(n, float(i))]))
-        time.sleep(0.02)
+    calls = [queued(server, "db_ordered", [slow_input(n, float(i))])
+             for i, n in enumerate(sizes)]
     for i, c in enumerate(calls):
         assert output(c.join())[0] == float(i)
     done = [c.done_at for c in calls]

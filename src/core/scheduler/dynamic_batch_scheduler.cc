@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/logging.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_runner.h"
 #include "model_config.pb.h"
@@ -94,11 +95,14 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     Reject(job, Unavailable("Exceeds maximum queue size"));
     return;
   }
+  // Logged once queued, outside the lock (the id is copied only when verbose logging is on).
+  const std::string id = logging::VerboseLevel() >= 1 ? job.request->id : std::string();
   entry.job = std::move(job);
   q.live.push_back(std::move(entry));
   ++queued_;
   stats_->AddPending(1);
   lock.unlock();
+  LOG_VERBOSE(1, "model '{}': request '{}' queued at priority level {}", model_->name, id, level);
   // Every idle executor re-forms; one of them takes the batch.
   cv_.notify_all();
 }
@@ -180,6 +184,10 @@ void DynamicBatchScheduler::ExecutorLoop(size_t index) {
     const uint64_t first_seq = next_seq_;
     next_seq_ += batch.size();
     lock.unlock();
+    if (!batch.empty()) {
+      LOG_VERBOSE(1, "model '{}': executing {} request(s) as a batch of {}", model_->name,
+                  batch.size(), d.batch_size);
+    }
     for (SchedulerJob& job : rejected) Reject(job, Unavailable("Request timeout expired"));
     rejected.clear();
     if (!batch.empty()) RunBatch(index, batch, first_seq);
