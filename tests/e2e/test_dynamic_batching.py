@@ -391,6 +391,18 @@ def test_bad_schedule_parameters_over_grpc(server, pbs):  # noqa: F811
         assert e.value.details() == message
 
 
+def test_grpc_stream_through_the_batcher(server, pbs):  # noqa: F811
+    reqs = []
+    for i in range(50):
+        x = np.full((1, 3), float(i), np.float32)
+        reqs.append(infer_request("db_scale", [("INPUT0", "FP32", x)], request_id=str(i)))
+    got = list(server.stub().ModelStreamInfer(iter(reqs)))
+    assert [r.infer_response.id for r in got] == [str(i) for i in range(50)]
+    for i, r in enumerate(got):
+        assert r.error_message == ""
+        np.testing.assert_array_equal(output_array(r.infer_response), [[2.0 * i] * 3])
+
+
 def test_grpc_priority_is_honoured(server, pbs):  # noqa: F811
     req = infer_request("db_prio", [("INPUT0", "FP32", np.full(2, 6.0, np.float32))])
     req.parameters["priority"].uint64_param = 1
