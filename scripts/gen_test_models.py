@@ -71,6 +71,7 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   (INPUT__5), unsupported_type (UINT16), bad_parameter
                   (INTRA_OP_THREAD_COUNT "many"), string_on_tensor (TYPE_STRING on a Tensor
                   argument), no_model_file.
+  DIR/batching    dynamic batcher models (see "Batching fixtures" below).
 
 slow_identity: INPUT0 float [1] -> OUTPUT0 bit-identical to INPUT0, slowly. c = Clip(INPUT0,0,0)+1
 (= 1 for every non-NaN input), A0 = Expand(c, [512,512]), A(k+1) = Tanh(MatMul(A(k), W)) for
@@ -80,6 +81,31 @@ OUTPUT0 = INPUT0 + Abs(ReduceSum(A)) * -0.0. Tanh bounds the sum, so the added t
 so ONNX Runtime cannot constant-fold it. FLOPs = 256 * 2 * 512^3 ~ 68.7 GFLOP: measured ~285 ms
 with one intra-op thread on an AVX-512 EPYC core (~143 ms with two). The config sets Triton's
 onnxruntime parameter intra_op_thread_count = 1 so the time does not shrink with the core count.
+
+Batching fixtures (DIR/batching), all with one CPU instance unless noted:
+  db_scale        scale2 (OUTPUT0 = INPUT0 * 2, float [batch,n]), dims [-1], max_batch_size 8,
+                  dynamic_batching {} (preferred [8] by normalisation, no delay).
+  db_scale_nobatch the same ONNX model without dynamic_batching (the unbatched reference).
+  db_delay        scale2, dims [-1], max_batch_size 8, dynamic_batching { preferred [4],
+                  max_queue_delay 300 ms }.
+  db_prio         slow_rows (below), max_batch_size 0, dynamic_batching { priority_levels 2,
+                  default_priority_level 2 }.
+  db_queue        slow_rows, max_batch_size 0, default_queue_policy { max_queue_size 1 }.
+  db_reject       slow_rows, max_batch_size 0, default_queue_policy { timeout_action REJECT,
+                  default_timeout 10 s, allow_timeout_override } (requests lower it).
+  db_delay_action same with timeout_action DELAY.
+  db_ordered      slow_rows, max_batch_size 0, 2 instances, preserve_ordering.
+  db_unordered    the same without preserve_ordering (shows what ordering changes).
+  db_many_levels  slow_rows, max_batch_size 0, 10^9 priority levels (queues are made on use).
+  db_bad_preferred slow_rows (cannot batch), max_batch_size 0, preferred_batch_size [2];
+  db_bad_ordering preserve_ordering with priority_levels 2; db_bad_priority
+                  default_priority_level 3 of 2 levels: all three must fail to load.
+
+slow_rows: INPUT0 float [n] -> OUTPUT0 bit-identical to INPUT0 (as slow_identity), with cost
+proportional to n: A0 = Expand(Clip(INPUT0,0,0)+1 as [n,1], [n,256]), 64 layers of
+Tanh(MatMul(A, W256)), OUTPUT0 = INPUT0 + Abs(ReduceSum(A)) * -0.0. n = 1 takes well under a
+millisecond; n = 1024 is ~8.6 GFLOP (measured ~40 ms on one AVX-512 EPYC core, ~150 ms for
+n = 4096).
 """
 
 import argparse
@@ -283,6 +309,19 @@ def mlp_onnx(sizes=(256, 2048, 2048, 1024, 16), seed=1234):
                       [vi("OUTPUT0", FP32, ["batch", sizes[-1]])], inits)
 
 
+def tanh_chain_then_identity(layers):
+    """Nodes a0 -> `layers` x Tanh(MatMul(a, W)) -> OUTPUT0 = INPUT0 + Abs(ReduceSum(a)) * -0.0,
+    i.e. exactly INPUT0 after work that depends on it (needs initialisers W and neg_zero)."""
+    nodes = []
+    for k in range(layers):
+        nodes += [helper.make_node("MatMul", [f"a{k}", "W"], [f"m{k}"]),
+                  helper.make_node("Tanh", [f"m{k}"], [f"a{k + 1}"])]
+    return nodes + [helper.make_node("ReduceSum", [f"a{layers}"], ["s"], keepdims=0),
+                    helper.make_node("Abs", ["s"], ["abs_s"]),
+                    helper.make_node("Mul", ["abs_s", "neg_zero"], ["z"]),
+                    helper.make_node("Add", ["INPUT0", "z"], ["OUTPUT0"])]
+
+
 def slow_identity_onnx(n=SLOW_N, layers=SLOW_LAYERS, seed=42):
     """OUTPUT0 == INPUT0 exactly, after ~layers*2*n^3 FLOPs of input-dependent MatMuls."""
     rng = np.random.default_rng(seed)
@@ -292,15 +331,25 @@ def slow_identity_onnx(n=SLOW_N, layers=SLOW_LAYERS, seed=42):
     nodes = [helper.make_node("Clip", ["INPUT0", "zero", "zero"], ["clipped"]),
              helper.make_node("Add", ["clipped", "one"], ["c"]),
              helper.make_node("Expand", ["c", "square"], ["a0"])]
-    for k in range(layers):
-        nodes += [helper.make_node("MatMul", [f"a{k}", "W"], [f"m{k}"]),
-                  helper.make_node("Tanh", [f"m{k}"], [f"a{k + 1}"])]
-    nodes += [helper.make_node("ReduceSum", [f"a{layers}"], ["s"], keepdims=0),
-              helper.make_node("Abs", ["s"], ["abs_s"]),
-              helper.make_node("Mul", ["abs_s", "neg_zero"], ["z"]),
-              helper.make_node("Add", ["INPUT0", "z"], ["OUTPUT0"])]
+    nodes += tanh_chain_then_identity(layers)
     return make_model("slow_identity", nodes, [vi("INPUT0", FP32, [1])],
                       [vi("OUTPUT0", FP32, [1])], inits)
+
+
+def slow_rows_onnx(width=256, layers=64, seed=7):
+    """OUTPUT0 == INPUT0 exactly ([n]); work grows with n (n x width MatMul chain)."""
+    rng = np.random.default_rng(seed)
+    w = (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32)
+    inits = [const("W", w), const("zero", np.float32(0.0)), const("one", np.float32(1.0)),
+             const("neg_zero", np.float32(-0.0)), const("col", np.array([-1, 1], np.int64)),
+             const("row", np.array([1, width], np.int64))]
+    nodes = [helper.make_node("Clip", ["INPUT0", "zero", "zero"], ["clipped"]),
+             helper.make_node("Add", ["clipped", "one"], ["c"]),
+             helper.make_node("Reshape", ["c", "col"], ["c2"]),
+             helper.make_node("Expand", ["c2", "row"], ["a0"])]
+    nodes += tanh_chain_then_identity(layers)
+    return make_model("slow_rows", nodes, [vi("INPUT0", FP32, ["n"])],
+                      [vi("OUTPUT0", FP32, ["n"])], inits)
 
 
 # --------------------------------------------------------------------------- shared configs
@@ -434,6 +483,47 @@ def fixture_features(repo):
     feature_two_instances(repo)
     feature_slow_identity(repo)
     feature_identity_multi(repo)
+
+
+# --------------------------------------------------------------------------- fixtures: batching
+
+ONE_THREAD = 'parameters { key: "intra_op_thread_count" value: { string_value: "1" } }'
+
+
+def fixture_batching(repo):
+    scale = scale_fp32_onnx()
+    scale_cfg = lambda name, mbs, extra: io1_config(name, "TYPE_FP32", [-1], mbs,  # noqa: E731
+                                                    extra=extra)
+    write_model(repo, "db_scale", scale_cfg("db_scale", 8, "dynamic_batching { }"), {1: scale})
+    write_model(repo, "db_scale_nobatch", scale_cfg("db_scale_nobatch", 8, ""), {1: scale})
+    write_model(repo, "db_delay", scale_cfg(
+        "db_delay", 8,
+        "dynamic_batching {\n  preferred_batch_size: [ 4 ]\n"
+        "  max_queue_delay_microseconds: 300000\n}"), {1: scale})
+    slow = slow_rows_onnx()
+    bad = {
+        "db_bad_preferred": "preferred_batch_size: [ 2 ]",
+        "db_bad_ordering": "preserve_ordering: true priority_levels: 2 default_priority_level: 1",
+        "db_bad_priority": "priority_levels: 2 default_priority_level: 3",
+    }
+    for name, db in bad.items():
+        write_model(repo, name, io1_config(name, "TYPE_FP32", [-1], 0,
+                                           extra=f"dynamic_batching {{ {db} }}"), {1: slow})
+    policy = ("default_queue_policy {{ timeout_action: {} default_timeout_microseconds: 10000000 "
+              "allow_timeout_override: true }}")
+    slow_models = {
+        "db_prio": (1, "priority_levels: 2\n  default_priority_level: 2"),
+        "db_queue": (1, "default_queue_policy { max_queue_size: 1 }"),
+        "db_reject": (1, policy.format("REJECT")),
+        "db_delay_action": (1, policy.format("DELAY")),
+        "db_ordered": (2, "preserve_ordering: true"),
+        "db_unordered": (2, ""),
+        "db_many_levels": (1, "priority_levels: 1000000000\n  default_priority_level: 1000000000"),
+    }
+    for name, (instances, db) in slow_models.items():
+        cfg = io1_config(name, "TYPE_FP32", [-1], 0, instances=instances,
+                         extra=f"dynamic_batching {{\n  {db}\n}}\n{ONE_THREAD}")
+        write_model(repo, name, cfg, {1: slow})
 
 
 # --------------------------------------------------------------------------- fixtures: broken
@@ -649,7 +739,8 @@ def fixture_torch_broken(repo):
 def write_fixtures(root):
     builders = {"types": fixture_types, "features": fixture_features, "broken": fixture_broken,
                 "single_good": write_simple, "management": fixture_management,
-                "torch": fixture_torch, "torch_broken": fixture_torch_broken}
+                "torch": fixture_torch, "torch_broken": fixture_torch_broken,
+                "batching": fixture_batching}
     for repo, build in builders.items():
         path = os.path.join(root, repo)
         os.makedirs(path, exist_ok=True)

@@ -140,9 +140,13 @@ StatusOr<std::string> CompleteConfig(std::string_view config_json, const ModelIo
     NEREID_ASSIGN_OR_RETURN(bool allowed, ListedShapesAllowBatching(doc, io));
     if (allowed) {
       max_batch_size = default_max_batch_size;
-      // Triton also adds an empty dynamic_batching here; Nereid will once its dynamic batcher
-      // exists (until then the configuration would claim batching that does not happen).
       SetMember(doc, "max_batch_size", Value(max_batch_size), alloc);
+      // As Triton: a batch size it chose above 1 comes with the dynamic batcher, unless the
+      // configuration already picked a scheduler.
+      if (max_batch_size > 1 && FindMember(doc, "dynamic_batching") == nullptr &&
+          FindMember(doc, "sequence_batching") == nullptr) {
+        SetMember(doc, "dynamic_batching", Value(rapidjson::kObjectType), alloc);
+      }
     }
   }
   NEREID_RETURN_IF_ERROR(CompleteList(doc, "input", io.inputs, max_batch_size));

@@ -44,7 +44,10 @@ std::vector<int64_t> Dims(const rapidjson::Value& entry) {
 TEST(OrtAutoCompleteTest, EmptyConfigOfBatchableModel) {
   rapidjson::Document doc = Complete(R"({"name":"simple"})", BatchableIo());
   EXPECT_EQ(MaxBatch(doc), 4);
-  EXPECT_FALSE(doc.HasMember("dynamic_batching"));  // added once the dynamic batcher exists
+  // As Triton: a batch size chosen by auto-complete above 1 enables the dynamic batcher.
+  ASSERT_TRUE(doc.HasMember("dynamic_batching"));
+  EXPECT_TRUE(doc["dynamic_batching"].IsObject());
+  EXPECT_EQ(doc["dynamic_batching"].MemberCount(), 0u);
   EXPECT_EQ(StringMember(doc, "platform"), "onnxruntime_onnx");
   EXPECT_EQ(StringMember(doc, "backend"), "onnxruntime");
   EXPECT_EQ(StringMember(doc, "name"), "simple");

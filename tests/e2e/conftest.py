@@ -22,7 +22,7 @@ from helpers import Server, repo  # noqa: E402
 REQUIRED_REPOS = [
     ("examples",), ("fixtures", "types"), ("fixtures", "features"), ("fixtures", "broken"),
     ("fixtures", "single_good"), ("fixtures", "management"),
-    ("fixtures", "torch"), ("fixtures", "torch_broken"),
+    ("fixtures", "torch"), ("fixtures", "torch_broken"), ("fixtures", "batching"),
 ]
 
 

@@ -99,14 +99,17 @@ def test_ipv6_address_form(pbs):  # noqa: F811
     try:
         s.start()
     except AssertionError as e:
+        s.kill()  # the HTTP side may be up: never leave the process behind
         if "failed to listen" in str(e):
             pytest.skip("IPv6 loopback not available")
         raise
-    with s:
+    try:  # not `with s:`, which would start a second process and leak this one
         assert "Started GRPCInferenceService at [::1]:" in s.stderr()
         with grpc.insecure_channel(f"[::1]:{s.grpc_port}") as channel:
             stub = pbs.pb_grpc.GRPCInferenceServiceStub(channel)
             assert stub.ServerLive(pbs.pb.ServerLiveRequest()).live
+    finally:
+        s.stop()
 
 
 def test_http_and_grpc_on_the_same_port_is_a_start_up_error():

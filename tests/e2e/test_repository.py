@@ -149,12 +149,12 @@ def test_autocomplete_full_config(features_server):
         ("OUTPUT0", "TYPE_FP32", [4])]
 
 
-@pytest.mark.xfail(strict=True, reason="auto-complete adds dynamic_batching once the dynamic "
-                   "batcher exists (issue: dynamic batcher); until then the config would claim "
-                   "batching that does not happen")
 def test_autocomplete_full_adds_dynamic_batching(features_server):
-    # REFERENCE §5.7: auto-complete adds dynamic_batching when max_batch_size > 1.
-    assert "dynamic_batching" in features_server.get("/v2/models/autocomplete_full/config").json()
+    # REFERENCE §5.7: auto-complete adds dynamic_batching when max_batch_size > 1; normalisation
+    # then fills preferred_batch_size with max_batch_size, as Triton's does.
+    db = features_server.get("/v2/models/autocomplete_full/config").json()["dynamic_batching"]
+    assert db["preferred_batch_size"] == [4]
+    assert db["max_queue_delay_microseconds"] == "0" or db["max_queue_delay_microseconds"] == 0
 
 
 def test_autocomplete_full_default_instance_group_is_two_cpu_instances(features_server):

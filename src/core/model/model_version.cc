@@ -5,6 +5,8 @@
 #include "common/logging.h"
 #include "core/model/request_validator.h"
 #include "core/model/warmup.h"
+#include "core/scheduler/default_scheduler.h"
+#include "core/scheduler/dynamic_batch_scheduler.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -70,8 +72,16 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
               instances.size());
   NEREID_RETURN_IF_ERROR(RunWarmup(mv->info_, warmup, instances));
   mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
-  mv->scheduler_ =
-      std::make_unique<DefaultScheduler>(&mv->info_, mv->stats_.get(), std::move(instances));
+  // With max_batch_size 0 the dynamic batcher still applies priorities and queue policies; its
+  // batches are then single requests (as Triton's, whose batcher caps them at max(1, max)).
+  if (config.has_dynamic_batching()) {
+    mv->scheduler_ = std::make_unique<DynamicBatchScheduler>(
+        &mv->info_, mv->stats_.get(), DynamicBatchingOptions::FromConfig(config),
+        std::move(instances));
+  } else {
+    mv->scheduler_ =
+        std::make_unique<DefaultScheduler>(&mv->info_, mv->stats_.get(), std::move(instances));
+  }
   return mv;
 }
 

@@ -14,7 +14,7 @@
 #include "core/model/classification.h"
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
-#include "core/scheduler/default_scheduler.h"
+#include "core/scheduler/scheduler.h"
 #include "core/stats/model_stats.h"
 
 namespace inference {
@@ -60,7 +60,7 @@ class ModelVersion {
   OutputLabels labels_;  // label_filename contents, for classification
   std::unique_ptr<backend::Model> backend_model_;
   std::unique_ptr<ModelStats> stats_;            // outlives scheduler_, which records into it
-  std::unique_ptr<DefaultScheduler> scheduler_;  // destroyed before backend_model_ and stats_
+  std::unique_ptr<Scheduler> scheduler_;  // destroyed before backend_model_ and stats_
 };
 
 }  // namespace nereid

@@ -23,4 +23,14 @@ std::optional<int64_t> GetInt(const Parameters& p, std::string_view key) {
   return std::nullopt;
 }
 
+std::optional<uint64_t> GetUint(const Parameters& p, std::string_view key) {
+  const ParameterValue* v = p.Find(key);
+  if (v == nullptr) return std::nullopt;
+  if (const uint64_t* u = std::get_if<uint64_t>(v)) return *u;
+  if (const int64_t* i = std::get_if<int64_t>(v)) {
+    if (*i >= 0) return static_cast<uint64_t>(*i);
+  }
+  return std::nullopt;
+}
+
 }  // namespace nereid

@@ -52,5 +52,7 @@ class Parameters {
 // Typed reads; nullopt when absent or of another type (integers convert when they fit).
 std::optional<bool> GetBool(const Parameters& p, std::string_view key);
 std::optional<int64_t> GetInt(const Parameters& p, std::string_view key);
+// Non-negative integers only (uint64, or int64 >= 0).
+std::optional<uint64_t> GetUint(const Parameters& p, std::string_view key);
 
 }  // namespace nereid

@@ -19,34 +19,27 @@
 
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
+#include "core/scheduler/scheduler.h"
 #include "core/stats/model_stats.h"
 #include "nereid/backend_api.h"
 
 namespace nereid {
 
-struct SchedulerJob {
-  std::unique_ptr<InferenceRequest> request;
-  int64_t batch_size = 0;
-  InferCallback done;
-  uint64_t request_start_ns = 0;  // NowNs() when the server accepted the request
-  uint64_t queue_start_ns = 0;    // NowNs() when it reached the scheduler (set by Enqueue)
-};
-
-class DefaultScheduler {
+class DefaultScheduler final : public Scheduler {
  public:
   // Takes the instances; `model` and `stats` must outlive the scheduler. Every job's outcome is
   // recorded in `stats` (success or failure, queue and compute times, the execution) before its
   // callback runs.
   DefaultScheduler(const ModelInfo* model, ModelStats* stats,
                    std::vector<std::unique_ptr<backend::ModelInstance>>&& instances);
-  ~DefaultScheduler();  // Stop()s if needed
+  ~DefaultScheduler() override;  // Stop()s if needed
 
   // Schedules `job`; with allow_inline it may run it on this thread before returning.
-  void Enqueue(SchedulerJob&& job, bool allow_inline = false);
+  void Enqueue(SchedulerJob&& job, bool allow_inline = false) override;
   // Runs every job already queued, then joins the executors and destroys the instances.
   // Must not be called from an executor thread (see IsExecutorThread).
-  void Stop();
-  bool IsExecutorThread() const;
+  void Stop() override;
+  bool IsExecutorThread() const override;
 
  private:
   void ExecutorLoop(size_t index);

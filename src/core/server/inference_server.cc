@@ -16,8 +16,9 @@ namespace {
 
 // Extensions this build really implements, in Triton's order (REFERENCE.md §1.1).
 std::vector<std::string> Extensions() {
-  return {"classification",      "model_repository",   "model_repository(unload_dependents)",
-          "model_configuration", "binary_tensor_data", "parameters"};
+  return {"classification",      "model_repository",    "model_repository(unload_dependents)",
+          "schedule_policy",     "model_configuration", "binary_tensor_data",
+          "parameters"};
 }
 
 int DefaultMaxBatchSize(const ServerOptions& options) {

@@ -204,6 +204,32 @@ void ParameterToProto(const ParameterValue& value, inference::InferParameter* p)
   }
 }
 
+namespace {
+
+// The schedule-policy parameters, typed as Triton's gRPC frontend requires (grpc/infer_handler.cc
+// SetInferenceRequestMetadata). A negative timeout is refused too (Triton would wrap it to a huge
+// unsigned value, i.e. no timeout).
+Status CheckScheduleParameters(const Parameters& params) {
+  if (const ParameterValue* p = params.Find("priority")) {
+    if (const int64_t* i = std::get_if<int64_t>(p)) {
+      if (*i < 0) return InvalidArgument("invalid value for 'priority', expected value >= 0.");
+    } else if (!std::holds_alternative<uint64_t>(*p)) {
+      return InvalidArgument(
+          "invalid value type for 'priority' parameter, expected int64_param or uint64_param.");
+    }
+  }
+  if (const ParameterValue* t = params.Find("timeout")) {
+    const int64_t* i = std::get_if<int64_t>(t);
+    if (i == nullptr) {
+      return InvalidArgument("invalid value type for 'timeout' parameter, expected int64_param.");
+    }
+    if (*i < 0) return InvalidArgument("invalid value for 'timeout', expected value >= 0.");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<InferenceRequest>> DecodeModelInferRequest(
     std::shared_ptr<const inference::ModelInferRequest> message) {
   const inference::ModelInferRequest& m = *message;
@@ -217,6 +243,7 @@ StatusOr<std::unique_ptr<InferenceRequest>> DecodeModelInferRequest(
                            " raw_input_contents for model '" + m.model_name() + "'");
   }
   NEREID_RETURN_IF_ERROR(ParametersFromProto(m.parameters(), &request->parameters));
+  NEREID_RETURN_IF_ERROR(CheckScheduleParameters(request->parameters));
   for (const auto& [key, value] : request->parameters) {
     if (key.rfind("triton_", 0) == 0) {
       return InvalidArgument(

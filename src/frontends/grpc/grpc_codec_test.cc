@@ -174,6 +174,28 @@ TEST(GrpcCodec, RejectsReservedAndEmptyParameters) {
   EXPECT_THAT(DecodeModelInferRequest(m).status().message(), HasSubstr("'empty' has no value"));
 }
 
+TEST(GrpcCodec, SchedulePolicyParametersAreTyped) {
+  auto m = Message();
+  (*m->mutable_parameters())["priority"].set_uint64_param(2);
+  (*m->mutable_parameters())["timeout"].set_int64_param(100);
+  ASSERT_TRUE(DecodeModelInferRequest(m).ok());
+  m = Message();
+  (*m->mutable_parameters())["priority"].set_int64_param(-1);
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(),
+            "invalid value for 'priority', expected value >= 0.");
+  m = Message();
+  (*m->mutable_parameters())["priority"].set_string_param("1");
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(),
+            "invalid value type for 'priority' parameter, expected int64_param or uint64_param.");
+  m = Message();
+  (*m->mutable_parameters())["timeout"].set_uint64_param(5);
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(),
+            "invalid value type for 'timeout' parameter, expected int64_param.");
+  m = Message();
+  (*m->mutable_parameters())["timeout"].set_int64_param(-5);
+  EXPECT_EQ(DecodeModelInferRequest(m).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(GrpcCodec, EncodesResponseInOrderMovingData) {
   InferenceResponse response;
   response.model_name = "m";

@@ -145,6 +145,13 @@ Status FinishRequest(bool saw_inputs, ParsedInferHeader* out) {
     out->binary_output_default = *bdo;
     params.Remove("binary_data_output");
   }
+  // Schedule-policy parameters must be unsigned integers (Triton's TritonJson AsUInt).
+  for (const char* key : {"priority", "timeout"}) {
+    if (params.Find(key) != nullptr && !GetUint(params, key)) {
+      return InvalidArgument(std::string("Unable to parse '") + key +
+                             "': attempt to access JSON non-unsigned-integer as unsigned-integer");
+    }
+  }
   for (const auto& [key, value] : params) {
     if (key.rfind("triton_", 0) == 0) {
       return InvalidArgument(

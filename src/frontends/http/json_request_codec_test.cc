@@ -253,6 +253,23 @@ TEST(JsonRequestCodecTest, Parameters) {
   EXPECT_EQ(GetInt(op, "classification"), 3);
 }
 
+TEST(JsonRequestCodecTest, SchedulePolicyParametersMustBeUnsigned) {
+  auto ok = DecodeJson(R"({"inputs":[],"parameters":{"priority":2,"timeout":0}})");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(GetUint(ok->request->parameters, "priority"), 2u);
+  EXPECT_EQ(GetUint(ok->request->parameters, "timeout"), 0u);
+  const std::string kNotUnsigned =
+      "': attempt to access JSON non-unsigned-integer as unsigned-integer";
+  EXPECT_EQ(ErrorOf(DecodeJson(R"({"inputs":[],"parameters":{"priority":-1}})")),
+            "Unable to parse 'priority" + kNotUnsigned);
+  EXPECT_EQ(ErrorOf(DecodeJson(R"({"inputs":[],"parameters":{"timeout":-5}})")),
+            "Unable to parse 'timeout" + kNotUnsigned);
+  EXPECT_EQ(ErrorOf(DecodeJson(R"({"inputs":[],"parameters":{"timeout":"10"}})")),
+            "Unable to parse 'timeout" + kNotUnsigned);
+  EXPECT_EQ(ErrorOf(DecodeJson(R"({"inputs":[],"parameters":{"timeout":1.5}})")),
+            "Unable to parse 'timeout" + kNotUnsigned);
+}
+
 TEST(JsonRequestCodecTest, BadParameters) {
   EXPECT_NE(ErrorOf(DecodeJson(R"({"inputs":[],"parameters":{"n":{"a":1}}})")).find("'n'"),
             std::string::npos);

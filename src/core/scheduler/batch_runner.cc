@@ -1,0 +1,218 @@
+#include "core/scheduler/batch_runner.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/model/instance_runner.h"
+
+namespace nereid {
+namespace {
+
+const InferInput* FindInput(const InferenceRequest& r, const std::string& name) {
+  for (const auto& in : r.inputs) {
+    if (in.name == name) return &in;
+  }
+  return nullptr;
+}
+
+// One request made of all: inputs concatenated along the batch dimension into one buffer the
+// merged request keeps alive; outputs the union of what the requests asked for.
+StatusOr<std::unique_ptr<InferenceRequest>> Gather(
+    const ModelInfo& model, const std::vector<std::unique_ptr<InferenceRequest>>& requests,
+    int64_t total) {
+  const InferenceRequest& first = *requests.front();
+  size_t bytes = 0;
+  for (const auto& r : requests) {
+    for (const auto& in : r->inputs) bytes += in.data.size();
+  }
+  auto buffer = std::make_shared<std::vector<char>>(bytes);
+  auto merged = std::make_unique<InferenceRequest>();
+  merged->model_name = first.model_name;
+  merged->model_version = first.model_version;
+  merged->id = first.id;
+  merged->received_at = first.received_at;
+  char* dst = buffer->data();
+  for (const InferInput& in0 : first.inputs) {
+    InferInput in;
+    in.name = in0.name;
+    in.data_type = in0.data_type;
+    in.shape = in0.shape;
+    if (in.shape.empty()) {
+      return Internal("input '" + in0.name + "' of model '" + model.name +
+                      "' has no batch dimension");
+    }
+    in.shape[0] = total;
+    const char* begin = dst;
+    for (const auto& r : requests) {
+      const InferInput* src = FindInput(*r, in0.name);
+      if (src == nullptr) {
+        return Internal("requests batched together for model '" + model.name +
+                        "' differ in inputs");
+      }
+      if (!src->data.empty()) std::memcpy(dst, src->data.data(), src->data.size());
+      dst += src->data.size();
+    }
+    in.data = std::span<const char>(begin, static_cast<size_t>(dst - begin));
+    merged->inputs.push_back(std::move(in));
+  }
+  const bool all_outputs = std::any_of(requests.begin(), requests.end(),
+                                       [](const auto& r) { return r->outputs.empty(); });
+  if (!all_outputs) {
+    for (const auto& r : requests) {
+      for (const auto& o : r->outputs) {
+        const bool seen = std::any_of(merged->outputs.begin(), merged->outputs.end(),
+                                      [&](const RequestedOutput& m) { return m.name == o.name; });
+        if (!seen) merged->outputs.push_back({o.name, {}});
+      }
+    }
+  }
+  merged->KeepAlive(std::move(buffer));
+  return merged;
+}
+
+// Byte offsets of the batch items of `out` (total + 1 entries): fixed-size types by arithmetic,
+// BYTES by walking the length prefixes.
+StatusOr<std::vector<size_t>> ItemOffsets(const ModelInfo& model, const InferOutput& out,
+                                          int64_t total) {
+  if (out.shape.empty() || out.shape[0] != total) {
+    return Internal("model '" + model.name + "' produced output '" + out.name +
+                    "' whose batch dimension is not the batch size " + std::to_string(total));
+  }
+  std::vector<size_t> offsets(static_cast<size_t>(total) + 1, 0);
+  if (out.data_type != DataType::kBytes) {
+    if (out.data.size() % static_cast<size_t>(total) != 0) {
+      return Internal("output '" + out.name + "' of model '" + model.name +
+                      "' does not split evenly over the batch");
+    }
+    const size_t item = out.data.size() / static_cast<size_t>(total);
+    for (size_t i = 0; i <= static_cast<size_t>(total); ++i) offsets[i] = i * item;
+    return offsets;
+  }
+  const std::optional<int64_t> per_item =
+      ElementCount(std::span<const int64_t>(out.shape).subspan(1));
+  if (!per_item) return Internal("output '" + out.name + "' has an invalid shape");
+  size_t pos = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    offsets[static_cast<size_t>(i)] = pos;
+    for (int64_t e = 0; e < *per_item; ++e) {
+      uint32_t len = 0;
+      if (pos + 4 > out.data.size()) {
+        return Internal("BYTES output '" + out.name + "' of model '" + model.name +
+                        "' is truncated");
+      }
+      std::memcpy(&len, out.data.data() + pos, 4);
+      pos += 4 + len;
+    }
+  }
+  if (pos != out.data.size()) {
+    return Internal("BYTES output '" + out.name + "' of model '" + model.name +
+                    "' does not match its shape");
+  }
+  offsets[static_cast<size_t>(total)] = pos;
+  return offsets;
+}
+
+}  // namespace
+
+std::string BatchShapeKey(const InferenceRequest& request) {
+  std::vector<const InferInput*> inputs;
+  inputs.reserve(request.inputs.size());
+  for (const auto& in : request.inputs) inputs.push_back(&in);
+  std::sort(inputs.begin(), inputs.end(),
+            [](const InferInput* a, const InferInput* b) { return a->name < b->name; });
+  std::string key;
+  for (const InferInput* in : inputs) {
+    key += in->name;
+    key += '\0';
+    key += static_cast<char>(in->data_type);
+    for (size_t d = 1; d < in->shape.size(); ++d) {
+      key.append(reinterpret_cast<const char*>(&in->shape[d]), sizeof(int64_t));
+    }
+    key += '\0';
+  }
+  return key;
+}
+
+std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
+    backend::ModelInstance& instance, const ModelInfo& model,
+    std::vector<std::unique_ptr<InferenceRequest>> requests,
+    const std::vector<int64_t>& batch_sizes, ExecutionTimes* times) {
+  std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> results;
+  results.reserve(requests.size());
+  if (requests.size() == 1) {
+    results.push_back(
+        RunOnInstance(instance, model, std::move(requests.front()), batch_sizes.front(), times));
+    return results;
+  }
+  auto fail_all = [&](const Status& s) {
+    results.clear();
+    for (size_t i = 0; i < requests.size(); ++i) results.emplace_back(s);
+    return std::move(results);
+  };
+  int64_t total = 0;
+  for (int64_t b : batch_sizes) total += std::max<int64_t>(1, b);
+  const uint64_t gather_start = NowNs();
+  auto merged = Gather(model, requests, total);
+  if (!merged.ok()) return fail_all(merged.status());
+  auto batch = RunOnInstance(instance, model, std::move(merged).value(), total, times);
+  times->compute_start = gather_start;  // gathering is part of preparing the inputs
+  if (!batch.ok()) return fail_all(batch.status());
+  InferenceResponse& all = **batch;
+
+  std::vector<std::vector<size_t>> offsets;
+  offsets.reserve(all.outputs.size());
+  for (const InferOutput& out : all.outputs) {
+    auto o = ItemOffsets(model, out, total);
+    if (!o.ok()) return fail_all(o.status());
+    offsets.push_back(std::move(o).value());
+  }
+  auto find = [&](const std::string& name) -> size_t {
+    for (size_t k = 0; k < all.outputs.size(); ++k) {
+      if (all.outputs[k].name == name) return k;
+    }
+    return all.outputs.size();
+  };
+  int64_t first_item = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const int64_t n = std::max<int64_t>(1, batch_sizes[i]);
+    auto response = std::make_unique<InferenceResponse>();
+    response->model_name = model.name;
+    response->model_version = model.version;
+    response->id = requests[i]->id;
+    std::vector<std::string> names;
+    if (requests[i]->outputs.empty()) {
+      for (const auto& spec : model.outputs) names.push_back(spec.name);
+    } else {
+      for (const auto& o : requests[i]->outputs) names.push_back(o.name);
+    }
+    Status status = Status::Ok();
+    for (const std::string& name : names) {
+      const size_t k = find(name);
+      if (k == all.outputs.size()) {
+        status = Internal("model '" + model.name + "' did not produce output '" + name + "'");
+        break;
+      }
+      const InferOutput& src = all.outputs[k];
+      const size_t begin = offsets[k][static_cast<size_t>(first_item)];
+      const size_t end = offsets[k][static_cast<size_t>(first_item + n)];
+      InferOutput out;
+      out.name = src.name;
+      out.data_type = src.data_type;
+      out.shape = src.shape;
+      out.shape[0] = n;
+      out.data.assign(src.data.data() + begin, end - begin);
+      response->outputs.push_back(std::move(out));
+    }
+    first_item += n;
+    if (!status.ok()) {
+      results.emplace_back(status);
+      continue;
+    }
+    response->request = std::move(requests[i]);
+    results.emplace_back(std::move(response));
+  }
+  times->compute_end = NowNs();
+  return results;
+}
+
+}  // namespace nereid

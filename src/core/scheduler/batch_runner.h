@@ -1,0 +1,34 @@
+// Runs several validated requests of a batching model as one backend execution: gathers their
+// inputs along the batch dimension (one copy of each input byte), executes once through
+// RunOnInstance (so reshape and output selection behave as for one request), and splits every
+// output back per request (one copy of each output byte). A single request runs as is, with no
+// copy at all.
+//
+// Thread-safety: stateless; callers guarantee one Execute at a time per instance.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/model_info.h"
+#include "core/request/inference_request.h"
+#include "core/stats/model_stats.h"
+#include "nereid/backend_api.h"
+
+namespace nereid {
+
+// Requests with equal keys can be gathered into one batch: the same input names, data types and
+// shapes after the batch dimension. The key is exact (no hash collisions).
+std::string BatchShapeKey(const InferenceRequest& request);
+
+// `requests` share one BatchShapeKey; `batch_sizes[i]` is what ValidateRequest returned for
+// requests[i] (>= 1). Returns one result per request, in order: on success the response owns its
+// outputs and takes over its request; a failed execution fails every request with its status.
+// `times` (required) receives when the single execution's phases ran.
+std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
+    backend::ModelInstance& instance, const ModelInfo& model,
+    std::vector<std::unique_ptr<InferenceRequest>> requests,
+    const std::vector<int64_t>& batch_sizes, ExecutionTimes* times);
+
+}  // namespace nereid

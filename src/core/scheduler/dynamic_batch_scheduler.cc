@@ -1,0 +1,271 @@
+#include "core/scheduler/dynamic_batch_scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/logging.h"
+#include "core/request/parameters.h"
+#include "core/scheduler/batch_runner.h"
+#include "model_config.pb.h"
+
+namespace nereid {
+namespace {
+
+QueuePolicy FromProto(const inference::ModelQueuePolicy& p) {
+  QueuePolicy q;
+  q.delay_on_timeout = p.timeout_action() == inference::ModelQueuePolicy::DELAY;
+  q.default_timeout_us = p.default_timeout_microseconds();
+  q.allow_timeout_override = p.allow_timeout_override();
+  q.max_queue_size = p.max_queue_size();
+  return q;
+}
+
+}  // namespace
+
+DynamicBatchingOptions DynamicBatchingOptions::FromConfig(const inference::ModelConfig& config) {
+  const auto& db = config.dynamic_batching();
+  DynamicBatchingOptions o;
+  o.max_batch_size = std::max(1, config.max_batch_size());
+  o.preferred_batch_sizes.assign(db.preferred_batch_size().begin(),
+                                 db.preferred_batch_size().end());
+  o.max_queue_delay_us = db.max_queue_delay_microseconds();
+  o.preserve_ordering = db.preserve_ordering();
+  o.priority_levels = std::max<uint64_t>(1, db.priority_levels());
+  o.default_priority_level = db.priority_levels() == 0 ? 1 : db.default_priority_level();
+  o.default_policy = FromProto(db.default_queue_policy());
+  for (const auto& [level, policy] : db.priority_queue_policy()) {
+    if (level >= 1 && level <= o.priority_levels) o.level_policies[level] = FromProto(policy);
+  }
+  return o;
+}
+
+const QueuePolicy& DynamicBatchingOptions::PolicyFor(uint64_t level) const {
+  auto it = level_policies.find(level);
+  return it == level_policies.end() ? default_policy : it->second;
+}
+
+DynamicBatchScheduler::DynamicBatchScheduler(
+    const ModelInfo* model, ModelStats* stats, DynamicBatchingOptions options,
+    std::vector<std::unique_ptr<backend::ModelInstance>>&& instances)
+    : model_(model), stats_(stats), options_(std::move(options)), instances_(std::move(instances)) {
+  policy_.max_batch_size = options_.max_batch_size;
+  policy_.preferred_batch_sizes = options_.preferred_batch_sizes;
+  policy_.max_queue_delay_ns = options_.max_queue_delay_us * 1000;
+  threads_.reserve(instances_.size());
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    threads_.emplace_back([this, i] { ExecutorLoop(i); });
+  }
+}
+
+DynamicBatchScheduler::~DynamicBatchScheduler() { Stop(); }
+
+void DynamicBatchScheduler::Reject(SchedulerJob& job, const Status& status) {
+  stats_->RecordFailure(FailureReason::kRejected, job.request_start_ns, NowNs());
+  job.done(status);
+}
+
+void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
+  job.queue_start_ns = NowNs();
+  // Priority 0 or beyond the configured levels means the default level (Triton's SetPriority).
+  const uint64_t priority = GetUint(job.request->parameters, "priority").value_or(0);
+  const uint64_t level = priority == 0 || priority > options_.priority_levels
+                             ? options_.default_priority_level
+                             : priority;
+  const QueuePolicy& policy = options_.PolicyFor(level);
+  uint64_t timeout_us = policy.default_timeout_us;
+  if (policy.allow_timeout_override) {
+    // A request's timeout may only lower the configured one (Triton's PolicyQueue::Enqueue).
+    const uint64_t requested = GetUint(job.request->parameters, "timeout").value_or(0);
+    if (requested != 0 && requested < timeout_us) timeout_us = requested;
+  }
+  Entry entry;
+  entry.deadline_ns = timeout_us == 0 ? 0 : job.queue_start_ns + timeout_us * 1000;
+  entry.shape_key = BatchShapeKey(*job.request);
+
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) {
+    lock.unlock();
+    Reject(job, Unavailable("model '" + model_->name + "' is unloading"));
+    return;
+  }
+  Level& q = levels_[level];
+  q.policy = &policy;
+  if (policy.max_queue_size != 0 && q.live.size() + q.delayed.size() >= policy.max_queue_size) {
+    lock.unlock();
+    Reject(job, Unavailable("Exceeds maximum queue size"));
+    return;
+  }
+  // Logged once queued, outside the lock (the id is copied only when verbose logging is on).
+  const std::string id = logging::VerboseLevel() >= 1 ? job.request->id : std::string();
+  entry.job = std::move(job);
+  q.live.push_back(std::move(entry));
+  ++queued_;
+  stats_->AddPending(1);
+  lock.unlock();
+  LOG_VERBOSE(1, "model '{}': request '{}' queued at priority level {}", model_->name, id, level);
+  // Every idle executor re-forms; one of them takes the batch.
+  cv_.notify_all();
+}
+
+BatchDecision DynamicBatchScheduler::TakeBatch(uint64_t now_ns, std::vector<SchedulerJob>* batch,
+                                               std::vector<SchedulerJob>* rejected) {
+  std::vector<QueuedItem> items;
+  std::vector<Entry*> entries;
+  items.reserve(queued_);
+  entries.reserve(queued_);
+  for (auto& [l, level] : levels_) {
+    for (int pass = 0; pass < 2; ++pass) {
+      auto& dq = pass == 0 ? level.live : level.delayed;
+      for (Entry& e : dq) {
+        items.push_back({l, pass == 1, std::max<int64_t>(1, e.job.batch_size), e.shape_key,
+                         e.job.queue_start_ns, e.deadline_ns, level.policy->delay_on_timeout});
+        entries.push_back(&e);
+      }
+    }
+  }
+  BatchDecision d = FormBatch(items, policy_, now_ns, stopping_);
+  if (d.batch.empty() && d.rejected.empty() && d.delayed.empty()) return d;
+
+  enum : char { kStay, kGone, kDelay };
+  std::vector<char> mark(items.size(), kStay);
+  for (size_t i : d.rejected) {
+    rejected->push_back(std::move(entries[i]->job));
+    mark[i] = kGone;
+  }
+  for (size_t i : d.batch) {
+    batch->push_back(std::move(entries[i]->job));
+    mark[i] = kGone;
+  }
+  for (size_t i : d.delayed) mark[i] = kDelay;
+  // Rebuild the levels from what stays, newly delayed requests last in their level.
+  size_t flat = 0;
+  for (auto& [l, level] : levels_) {
+    std::deque<Entry> live, delayed, newly;
+    for (int pass = 0; pass < 2; ++pass) {
+      auto& dq = pass == 0 ? level.live : level.delayed;
+      for (Entry& e : dq) {
+        const char m = mark[flat++];
+        if (m == kStay) (pass == 0 ? live : delayed).push_back(std::move(e));
+        if (m == kDelay) newly.push_back(std::move(e));
+      }
+    }
+    for (Entry& e : newly) delayed.push_back(std::move(e));
+    level.live = std::move(live);
+    level.delayed = std::move(delayed);
+  }
+  const size_t taken = d.rejected.size() + d.batch.size();
+  queued_ -= taken;
+  stats_->AddPending(-static_cast<int64_t>(taken));
+  return d;
+}
+
+void DynamicBatchScheduler::ExecutorLoop(size_t index) {
+  std::vector<SchedulerJob> batch;
+  std::vector<SchedulerJob> rejected;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (queued_ == 0) {
+      if (stopping_) return;
+      cv_.wait(lock);
+      continue;
+    }
+    const BatchDecision d = TakeBatch(NowNs(), &batch, &rejected);
+    if (batch.empty() && rejected.empty()) {
+      if (d.delayed.empty()) {
+        if (d.wake_at_ns != 0) {
+          cv_.wait_until(
+              lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(d.wake_at_ns)));
+        } else {
+          cv_.wait(lock);
+        }
+      }
+      continue;
+    }
+    const uint64_t first_seq = next_seq_;
+    next_seq_ += batch.size();
+    lock.unlock();
+    if (!batch.empty()) {
+      LOG_VERBOSE(1, "model '{}': executing {} request(s) as a batch of {}", model_->name,
+                  batch.size(), d.batch_size);
+    }
+    for (SchedulerJob& job : rejected) Reject(job, Unavailable("Request timeout expired"));
+    rejected.clear();
+    if (!batch.empty()) RunBatch(index, batch, first_seq);
+    batch.clear();  // releases the requests before taking the lock again
+    lock.lock();
+  }
+}
+
+void DynamicBatchScheduler::RunBatch(size_t index, std::vector<SchedulerJob>& jobs,
+                                     uint64_t first_seq) {
+  std::vector<std::unique_ptr<InferenceRequest>> requests;
+  std::vector<int64_t> sizes;
+  requests.reserve(jobs.size());
+  sizes.reserve(jobs.size());
+  int64_t total = 0;
+  for (SchedulerJob& job : jobs) {
+    requests.push_back(std::move(job.request));
+    sizes.push_back(std::max<int64_t>(1, job.batch_size));
+    total += sizes.back();
+  }
+  ExecutionTimes times;
+  auto results =
+      RunBatchOnInstance(*instances_[index], *model_, std::move(requests), sizes, &times);
+  const uint64_t end = NowNs();
+  const bool executed =
+      std::any_of(results.begin(), results.end(), [](const Result& r) { return r.ok(); });
+  if (executed) stats_->RecordExecution(total, times);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (results[i].ok()) {
+      stats_->RecordResponse(0, true, times.output_start - times.input_end,
+                             times.compute_end - times.output_start);
+      stats_->RecordSuccess(sizes[i], jobs[i].request_start_ns, jobs[i].queue_start_ns, times, end);
+    } else {
+      stats_->RecordFailure(FailureReason::kBackend, jobs[i].request_start_ns, end);
+    }
+    if (options_.preserve_ordering) {
+      Deliver(first_seq + i, jobs[i].done, std::move(results[i]));
+    } else {
+      jobs[i].done(std::move(results[i]));
+    }
+  }
+}
+
+void DynamicBatchScheduler::Deliver(uint64_t seq, InferCallback& done, Result&& result) {
+  std::lock_guard<std::mutex> lock(deliver_mu_);
+  if (seq != next_deliver_) {
+    parked_.emplace(seq, std::make_pair(std::move(done), std::move(result)));
+    return;
+  }
+  done(std::move(result));
+  ++next_deliver_;
+  for (auto it = parked_.begin(); it != parked_.end() && it->first == next_deliver_;
+       it = parked_.erase(it)) {
+    it->second.first(std::move(it->second.second));
+    ++next_deliver_;
+  }
+}
+
+void DynamicBatchScheduler::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+  instances_.clear();
+}
+
+bool DynamicBatchScheduler::IsExecutorThread() const {
+  const auto self = std::this_thread::get_id();
+  for (const auto& t : threads_) {
+    if (t.get_id() == self) return true;
+  }
+  return false;
+}
+
+}  // namespace nereid

@@ -1,0 +1,123 @@
+// DynamicBatchScheduler: Triton's dynamic batcher (REFERENCE.md §2.2, seed 003). Requests wait
+// in one queue per priority level; whenever a model instance is idle, its executor thread takes
+// the queue lock, asks FormBatch (batch_former.h) what to do, takes the chosen requests off the
+// queue, releases the lock and runs them as one execution (batch_runner.h). There is no separate
+// batcher thread: each idle executor forms its own batch, so a formed batch never waits for a
+// hand-off, and no lock is held while a backend runs.
+//
+// Queue policy: a level's `max_queue_size` rejects at once (UNAVAILABLE "Exceeds maximum queue
+// size"); a request past its timeout is failed (REJECT: UNAVAILABLE "Request timeout expired") or
+// moved behind the requests that have not timed out (DELAY). Timeouts are applied when an idle
+// executor looks at the queue (as in Triton, where the batcher waits for a free instance first).
+//
+// preserve_ordering: responses are delivered in the order requests left the queue (the arrival
+// order, since such a model has one priority level), whichever instance finishes first.
+//
+// No inline execution (docs/adr/0006-dynamic-batching.md): every request goes through the queue,
+// so a request arriving at an idle instance cannot take it for a batch of one while others are on
+// their way; Enqueue ignores allow_inline.
+//
+// Thread-safety: Enqueue may be called from any thread; Stop once, by the owner.
+// Locks: mu_ (queue, stopping_, ordering sequence) is a leaf held only for queue bookkeeping and
+// FormBatch. deliver_mu_ (ordered delivery) is held while callbacks run and may be followed by
+// mu_ (a callback may enqueue), never the other way round.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/model/model_info.h"
+#include "core/scheduler/batch_former.h"
+#include "core/scheduler/scheduler.h"
+#include "core/stats/model_stats.h"
+#include "nereid/backend_api.h"
+
+namespace inference {
+class ModelConfig;
+}
+
+namespace nereid {
+
+struct QueuePolicy {
+  bool delay_on_timeout = false;  // timeout_action DELAY (else REJECT)
+  uint64_t default_timeout_us = 0;
+  bool allow_timeout_override = false;
+  uint64_t max_queue_size = 0;  // 0: unbounded
+};
+
+struct DynamicBatchingOptions {
+  int64_t max_batch_size = 1;
+  std::vector<int64_t> preferred_batch_sizes;
+  uint64_t max_queue_delay_us = 0;
+  bool preserve_ordering = false;
+  uint64_t priority_levels = 1;         // >= 1 (a config's 0 means one level)
+  uint64_t default_priority_level = 1;  // in [1, priority_levels]
+  QueuePolicy default_policy;           // for levels without their own
+  std::map<uint64_t, QueuePolicy> level_policies;
+
+  const QueuePolicy& PolicyFor(uint64_t level) const;
+
+  // From a validated configuration with dynamic_batching.
+  static DynamicBatchingOptions FromConfig(const inference::ModelConfig& config);
+};
+
+class DynamicBatchScheduler final : public Scheduler {
+ public:
+  // Takes the instances; `model` and `stats` must outlive the scheduler.
+  DynamicBatchScheduler(const ModelInfo* model, ModelStats* stats, DynamicBatchingOptions options,
+                        std::vector<std::unique_ptr<backend::ModelInstance>>&& instances);
+  ~DynamicBatchScheduler() override;
+
+  void Enqueue(SchedulerJob&& job, bool allow_inline) override;
+  void Stop() override;
+  bool IsExecutorThread() const override;
+
+ private:
+  struct Entry {
+    SchedulerJob job;
+    std::string shape_key;
+    uint64_t deadline_ns = 0;
+  };
+  struct Level {
+    const QueuePolicy* policy = nullptr;
+    std::deque<Entry> live;     // arrival order
+    std::deque<Entry> delayed;  // moved behind by a DELAY timeout, in that order
+  };
+  using Result = StatusOr<std::unique_ptr<InferenceResponse>>;
+
+  void ExecutorLoop(size_t index);
+  // With mu_ held: applies FormBatch's decision, moving the batch and the rejected jobs out.
+  BatchDecision TakeBatch(uint64_t now_ns, std::vector<SchedulerJob>* batch,
+                          std::vector<SchedulerJob>* rejected);
+  void RunBatch(size_t index, std::vector<SchedulerJob>& jobs, uint64_t first_seq);
+  void Reject(SchedulerJob& job, const Status& status);
+  void Deliver(uint64_t seq, InferCallback& done, Result&& result);
+
+  const ModelInfo* model_;
+  ModelStats* stats_;
+  const DynamicBatchingOptions options_;
+  BatcherPolicy policy_;
+  std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
+  std::vector<std::thread> threads_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  // Guarded by mu_. Levels are created on first use and kept (a config may declare billions).
+  std::map<uint64_t, Level> levels_;
+  size_t queued_ = 0;      // guarded by mu_: requests in levels_
+  bool stopping_ = false;  // guarded by mu_
+  uint64_t next_seq_ = 0;  // guarded by mu_: order in which requests left the queue
+
+  std::mutex deliver_mu_;
+  uint64_t next_deliver_ = 0;                                    // guarded by deliver_mu_
+  std::map<uint64_t, std::pair<InferCallback, Result>> parked_;  // guarded by deliver_mu_
+};
+
+}  // namespace nereid
