@@ -109,7 +109,7 @@ def test_model_config(examples, pbs):  # noqa: F811
 
 
 UNIMPLEMENTED = [
-    ("ModelStatistics", "ModelStatisticsRequest"), ("RepositoryIndex", "RepositoryIndexRequest"),
+    ("RepositoryIndex", "RepositoryIndexRequest"),
     ("RepositoryModelLoad", "RepositoryModelLoadRequest"),
     ("RepositoryModelUnload", "RepositoryModelUnloadRequest"),
     ("SystemSharedMemoryStatus", "SystemSharedMemoryStatusRequest"),

@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "core/model/request_validator.h"
+#include "core/stats/process_memory.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -16,6 +17,8 @@ ModelVersion::~ModelVersion() {
 
 StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& options) {
   const inference::ModelConfig& config = *options.config;
+  const uint64_t load_start = options.load_started_ns != 0 ? options.load_started_ns : NowNs();
+  const uint64_t resident_before = ResidentBytes();
   // The last reference may drop on one of the version's own executor threads (a request
   // finishing after unload); destruction joins those threads, so it then moves to a fresh one.
   std::shared_ptr<ModelVersion> mv(new ModelVersion(), [](ModelVersion* p) {
@@ -64,6 +67,14 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   LOG_VERBOSE(1, "model '{}' version {}: {} instance(s)", config.name(), options.version,
               instances.size());
   mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
+  const uint64_t resident_after = ResidentBytes();
+  if (resident_after > resident_before) {
+    mv->stats_->SetMemoryUsage({{"CPU", 0, resident_after - resident_before}});
+  }
+  if (options.latency_observers != nullptr && *options.latency_observers) {
+    mv->stats_->SetLatencyObserver((*options.latency_observers)(config.name(), options.version));
+  }
+  mv->stats_->SetLoadDuration(NowNs() - load_start);
   mv->scheduler_ =
       std::make_unique<DefaultScheduler>(&mv->info_, mv->stats_.get(), std::move(instances));
   return mv;

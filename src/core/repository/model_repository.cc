@@ -86,6 +86,7 @@ std::vector<Status> ModelRepository::LoadAll() {
 
 Status ModelRepository::LoadModel(const std::string& name, const std::filesystem::path& dir) {
   LOG_INFO("loading model '{}' from {}", name, dir.string());
+  const uint64_t started = NowNs();  // nv_model_load_duration_secs counts the config resolution
   auto resolved = ResolveModel(name, dir, *options_.registry, options_.resolve);
   if (!resolved.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -100,6 +101,8 @@ Status ModelRepository::LoadModel(const std::string& name, const std::filesystem
       models_[name].versions[v].status = {v, ModelState::kLoading, ""};
     }
     ModelVersion::Options mo{v, dir, resolved->backend, resolved->config, resolved->config_json};
+    mo.latency_observers = &options_.latency_observers;
+    mo.load_started_ns = started;
     auto loaded = ModelVersion::Load(mo);
     std::lock_guard<std::mutex> lock(mu_);
     VersionSlot& slot = models_[name].versions[v];
@@ -170,6 +173,16 @@ std::vector<int64_t> ModelRepository::ReadyVersions(const std::string& name) con
   auto it = table->find(name);
   if (it != table->end()) {
     for (const auto& [v, m] : it->second) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<ModelVersion>>> ModelRepository::ReadyModels()
+    const {
+  std::vector<std::pair<std::string, std::shared_ptr<ModelVersion>>> out;
+  const auto table = serving_.load();
+  for (const auto& [name, versions] : *table) {
+    for (const auto& [v, model] : versions) out.emplace_back(name, model);
   }
   return out;
 }

@@ -41,6 +41,7 @@ class ModelRepository {
     const BackendRegistry* registry = nullptr;  // outlives the repository
     ResolveOptions resolve;
     int load_thread_count = 4;
+    LatencyObserverFactory latency_observers;  // optional, given to every loaded version
   };
 
   static StatusOr<std::unique_ptr<ModelRepository>> Create(const Options& options);
@@ -54,6 +55,8 @@ class ModelRepository {
   // Whether that version is ready; an error only when the model is unknown.
   StatusOr<bool> IsReady(const std::string& name, int64_t version) const;
   std::vector<int64_t> ReadyVersions(const std::string& name) const;
+  // Every ready version of every model, by name then version (lock-free snapshot).
+  std::vector<std::pair<std::string, std::shared_ptr<ModelVersion>>> ReadyModels() const;
   std::vector<ModelStatus> Index() const;
   // Every known version READY (a version unloaded on purpose is tolerated).
   bool AllReady() const;

@@ -52,9 +52,8 @@ void DefaultScheduler::Run(size_t index, SchedulerJob& job) {
       RunOnInstance(*instances_[index], *model_, std::move(job.request), job.batch_size, &times);
   const uint64_t end = NowNs();
   if (result.ok()) {
+    // One response per request: no response statistics (see model_stats.h).
     stats_->RecordExecution(job.batch_size, times);
-    stats_->RecordResponse(0, true, times.output_start - times.input_end,
-                           times.compute_end - times.output_start);
     stats_->RecordSuccess(job.batch_size, job.request_start_ns, job.queue_start_ns, times, end);
   } else {
     stats_->RecordFailure(FailureReason::kBackend, job.request_start_ns, end);

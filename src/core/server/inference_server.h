@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/request/inference_request.h"
+#include "core/stats/model_stats.h"
 #include "core/tensor/shape.h"
 #include "nereid/status.h"
 
@@ -36,6 +37,8 @@ struct ServerOptions {
   bool disable_auto_complete = false;
   int model_load_thread_count = 4;
   int exit_timeout_secs = 30;
+  // Per-request latency observers (metrics summaries); empty when none is wanted.
+  LatencyObserverFactory latency_observers;
 };
 
 struct TensorMetadata {
@@ -50,6 +53,16 @@ struct ModelMetadata {
   std::string platform;
   std::vector<TensorMetadata> inputs;
   std::vector<TensorMetadata> outputs;
+};
+
+// One ready model version's cumulative statistics (seed 004) and what the metrics need to label
+// them.
+struct ModelVersionStatistics {
+  std::string name;
+  int64_t version = 0;
+  ModelStatsSnapshot stats;
+  std::vector<std::pair<std::string, std::string>> metric_tags;  // config metric_tags, by key
+  bool decoupled = false;
 };
 
 struct InferOptions {
@@ -87,6 +100,13 @@ class InferenceServer {
   // The configuration rendered as Triton's JSON (REFERENCE.md §2.4); computed once at load.
   StatusOr<std::shared_ptr<const std::string>> GetModelConfigJson(const std::string& name,
                                                                   int64_t version) const;
+
+  // The statistics extension, as Triton's TRITONSERVER_ServerModelStatistics: an empty `name` gives
+  // every ready version of every model (by name, then version); a name alone gives its ready
+  // versions; a name and a version (>= 0) that one version. A model with no ready version or a
+  // version that is not ready is INVALID_ARG with Triton's text.
+  StatusOr<std::vector<ModelVersionStatistics>> GetModelStatistics(const std::string& name,
+                                                                   int64_t version) const;
 
   // Validates the request against the model and schedules it. `done` is called exactly once,
   // possibly before InferAsync returns (validation errors).

@@ -53,18 +53,20 @@ ModelStats::ModelStats(int64_t max_batch_size)
 
 void ModelStats::RecordSuccess(int64_t batch_size, uint64_t request_start, uint64_t queue_start,
                                const ExecutionTimes& exec, uint64_t request_end) {
+  RequestLatencies l;
+  l.request_ns = Span(request_start, request_end);
+  l.queue_ns = Span(queue_start, exec.compute_start);
+  l.compute_input_ns = Span(exec.compute_start, exec.input_end);
+  l.compute_infer_ns = Span(exec.input_end, exec.output_start);
+  l.compute_output_ns = Span(exec.output_start, exec.compute_end);
   inference_count_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(1, batch_size)),
                              std::memory_order_relaxed);
-  success_.Add(Span(request_start, request_end));
-  queue_.Add(Span(queue_start, exec.compute_start));
-  compute_input_.Add(Span(exec.compute_start, exec.input_end));
-  compute_infer_.Add(Span(exec.input_end, exec.output_start));
-  compute_output_.Add(Span(exec.output_start, exec.compute_end));
-  const uint64_t now_ms = WallClockMs();
-  uint64_t last = last_inference_ms_.load(std::memory_order_relaxed);
-  while (last < now_ms &&
-         !last_inference_ms_.compare_exchange_weak(last, now_ms, std::memory_order_relaxed)) {
-  }
+  success_.Add(l.request_ns);
+  queue_.Add(l.queue_ns);
+  compute_input_.Add(l.compute_input_ns);
+  compute_infer_.Add(l.compute_infer_ns);
+  compute_output_.Add(l.compute_output_ns);
+  if (observer_) observer_->Observe(l);
 }
 
 void ModelStats::RecordFailure(FailureReason reason, uint64_t request_start, uint64_t request_end) {
@@ -74,6 +76,11 @@ void ModelStats::RecordFailure(FailureReason reason, uint64_t request_start, uin
 
 void ModelStats::RecordExecution(int64_t batch_size, const ExecutionTimes& exec) {
   execution_count_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t now_ms = WallClockMs();
+  uint64_t last = last_inference_ms_.load(std::memory_order_relaxed);
+  while (last < now_ms &&
+         !last_inference_ms_.compare_exchange_weak(last, now_ms, std::memory_order_relaxed)) {
+  }
   const size_t size = static_cast<size_t>(std::max<int64_t>(1, batch_size));
   if (size > batch_slots_) return;  // cannot happen for a validated request; never index past
   AtomicBatch& b = batches_[size - 1];
@@ -102,6 +109,7 @@ void ModelStats::SetMemoryUsage(std::vector<MemoryUsage> usage) {
 
 ModelStatsSnapshot ModelStats::Snapshot() const {
   ModelStatsSnapshot s;
+  s.load_duration_ns = load_duration_ns_.load(std::memory_order_relaxed);
   s.last_inference_ms = last_inference_ms_.load(std::memory_order_relaxed);
   s.inference_count = inference_count_.load(std::memory_order_relaxed);
   s.execution_count = execution_count_.load(std::memory_order_relaxed);

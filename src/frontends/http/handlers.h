@@ -5,7 +5,8 @@
 //   GET  /v2/models/{m}[/versions/{v}]/ready          200, or 400 {"error":"Model version not
 //   ready"} GET  /v2/models/{m}[/versions/{v}]/config         the configuration JSON as rendered by
 //   the core POST /v2/models/{m}[/versions/{v}]/infer          inference (infer_handler.h)
-// Extension routes (statistics, repository, shared memory, trace, logging, generate) answer 404
+//   GET  /v2/models[/{m}[/versions/{v}]]/stats        statistics extension (stats_codec.h)
+// Other extension routes (repository, shared memory, trace, logging, generate) answer 404
 // until registered here, one Add() each.
 //
 // Thread-safety: handlers run concurrently on I/O threads; they only call the thread-safe
