@@ -63,14 +63,21 @@ struct RawFlags {
   std::string metrics_address;
 };
 
+// Repeating one of these keeps the last value, as Triton's getopt parser does.
 void AddMetricsFlags(CLI::App& app, MetricsCliOptions& m, RawFlags& raw) {
-  app.add_option("--allow-metrics", m.allow, "Serve Prometheus metrics");
-  app.add_option("--allow-cpu-metrics", m.server.allow_cpu, "Report CPU utilization and memory");
-  app.add_option("--metrics-port", m.server.port, "Metrics port")->check(CLI::Range(0, 65535));
+  const auto last = CLI::MultiOptionPolicy::TakeLast;
+  app.add_option("--allow-metrics", m.allow, "Serve Prometheus metrics")->multi_option_policy(last);
+  app.add_option("--allow-cpu-metrics", m.server.allow_cpu, "Report CPU utilization and memory")
+      ->multi_option_policy(last);
+  app.add_option("--metrics-port", m.server.port, "Metrics port")
+      ->check(CLI::Range(0, 65535))
+      ->multi_option_policy(last);
   app.add_option("--metrics-address", raw.metrics_address,
-                 "Metrics bind address (default: --http-address)");
+                 "Metrics bind address (default: --http-address)")
+      ->multi_option_policy(last);
   app.add_option("--metrics-interval-ms", m.server.interval_ms, "CPU metrics poll interval (ms)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->multi_option_policy(last);
   app.add_option("--metrics-config", raw.metrics_config,
                  "<setting>=<value>: counter_latencies, histogram_latencies, summary_latencies, "
                  "summary_quantiles")

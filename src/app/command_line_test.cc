@@ -93,6 +93,9 @@ TEST(CommandLineTest, MetricsFlags) {
   EXPECT_TRUE(o->metrics.server.config.summary_latencies);
   EXPECT_EQ(o->metrics.server.config.quantiles.size(), 1u);
   EXPECT_EQ(o->metrics.warnings.size(), 1u);  // foo
+  auto twice = Parse({"--model-repository=/m", "--metrics-port=0", "--metrics-port=9103"});
+  ASSERT_TRUE(twice.ok()) << twice.status().message();
+  EXPECT_EQ(twice->metrics.server.port, 9103);  // the last one wins, as in Triton
   auto off = Parse({"--model-repository=/m", "--allow-metrics=false"});
   ASSERT_TRUE(off.ok());
   EXPECT_FALSE(off->metrics.allow);
