@@ -86,7 +86,8 @@ std::vector<Status> ModelRepository::LoadAll() {
 
 Status ModelRepository::LoadModel(const std::string& name, const std::filesystem::path& dir) {
   LOG_INFO("loading model '{}' from {}", name, dir.string());
-  const uint64_t started = NowNs();  // nv_model_load_duration_secs counts the config resolution
+  // The first version's load time (nv_model_load_duration_secs) includes resolving the config.
+  uint64_t started = NowNs();
   auto resolved = ResolveModel(name, dir, *options_.registry, options_.resolve);
   if (!resolved.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -103,6 +104,7 @@ Status ModelRepository::LoadModel(const std::string& name, const std::filesystem
     ModelVersion::Options mo{v, dir, resolved->backend, resolved->config, resolved->config_json};
     mo.latency_observers = &options_.latency_observers;
     mo.load_started_ns = started;
+    started = 0;  // later versions count from their own start
     auto loaded = ModelVersion::Load(mo);
     std::lock_guard<std::mutex> lock(mu_);
     VersionSlot& slot = models_[name].versions[v];
