@@ -3,7 +3,6 @@
 // recording into the same model at once (relaxed atomics on shared cache lines), with and without
 // a latency-summary observer. Compare with the ~90 µs a small model's request takes end to end.
 #include <benchmark/benchmark.h>
-
 #include <prometheus/summary.h>
 
 #include "core/stats/model_stats.h"
