@@ -278,6 +278,18 @@ def test_grpc_matches_http(server):
     assert grpc_stats(server, "odd_fails")[0]["inference_stats"]["fail"]["count"] == 1
 
 
+def test_grpc_stream_requests_are_counted(server):
+    reqs = [infer_request("simple", [("INPUT0", "INT32", np.ones((b, 16), np.int32)),
+                                     ("INPUT1", "INT32", np.ones((b, 16), np.int32))])
+            for b in (1, 2, 5)]
+    reqs.append(infer_request("odd_fails", [("INPUT0", "FP32", np.ones(3, np.float32))]))
+    replies = list(server.stub().ModelStreamInfer(iter(reqs)))
+    assert [bool(r.error_message) for r in replies] == [False, False, False, True]
+    simple = grpc_stats(server, "simple")[0]
+    assert simple["inference_count"] == 8 and simple["execution_count"] == 3
+    assert grpc_stats(server, "odd_fails")[0]["inference_stats"]["fail"]["count"] == 1
+
+
 def test_grpc_empty_name_ignores_the_version(server):
     assert len(grpc_stats(server, "", "7")) == 5  # Triton returns every model
 
