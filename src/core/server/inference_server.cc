@@ -129,7 +129,6 @@ ModelVersionStatistics StatisticsOf(const std::string& name, const ModelVersion&
   const inference::ModelConfig& config = *model.config();
   out.metric_tags.assign(config.metric_tags().begin(), config.metric_tags().end());
   std::sort(out.metric_tags.begin(), out.metric_tags.end());
-  out.decoupled = config.model_transaction_policy().decoupled();
   return out;
 }
 

@@ -62,7 +62,6 @@ struct ModelVersionStatistics {
   int64_t version = 0;
   ModelStatsSnapshot stats;
   std::vector<std::pair<std::string, std::string>> metric_tags;  // config metric_tags, by key
-  bool decoupled = false;
 };
 
 struct InferOptions {
