@@ -3,6 +3,7 @@ Prometheus parser (Debian's python3-prometheus-client) and checked against the s
 the same traffic; the --metrics-* flags; bad requests to the endpoint.
 """
 
+import shutil
 import socket
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from grpc_helpers import GrpcServer, infer_request, pbs  # noqa: F401
 from helpers import Server, assert_error, free_port, repo, run_to_exit, tensor
 
 MODEL_FAMILIES = {
@@ -228,3 +230,56 @@ def test_busy_metrics_port_fails_start():
                          "--http-address=127.0.0.1", "--http-port=0", f"--metrics-port={port}"])
     assert r.returncode == 1
     assert "failed to start Metrics Service" in r.stderr.decode()
+
+
+def test_first_response_histogram_for_decoupled_models(tmp_path, pbs):  # noqa: F811
+    """histogram_latencies=true: nv_inference_first_response_histogram_ms for decoupled models only
+    (Triton's rule), Triton's default buckets or the model_metrics override, failures included."""
+    for name, extra in (("dec_default", ""),
+                        ("dec_custom", 'model_metrics { metric_control [ { metric_identifier { '
+                                       'family: "nv_inference_first_response_histogram_ms" } '
+                                       'histogram_options { buckets: [ 1, 2.5 ] } } ] }')):
+        dst = tmp_path / name
+        shutil.copytree(repo("fixtures", "stats", "odd_fails"), dst)
+        cfg = (dst / "config.pbtxt").read_text().replace('name: "odd_fails"', f'name: "{name}"')
+        (dst / "config.pbtxt").write_text(
+            cfg + "\nmodel_transaction_policy { decoupled: true }\n" + extra + "\n")
+    shutil.copytree(repo("fixtures", "stats", "simple"), tmp_path / "simple")
+    with GrpcServer([str(tmp_path)], flags=["--metrics-config=histogram_latencies=true"],
+                    name="metrics-histogram") as s:
+        reqs = [infer_request("dec_default", [("INPUT0", "FP32", np.ones(n, np.float32))])
+                for n in (2, 4, 3)]
+        reqs.append(infer_request("dec_custom", [("INPUT0", "FP32", np.ones(2, np.float32))]))
+        replies = list(s.stub().ModelStreamInfer(iter(reqs)))
+        assert [bool(r.error_message) for r in replies] == [False, False, True, False]
+        infer_simple(s, 1)
+        families, _ = scrape(s)
+        h = families["nv_inference_first_response_histogram_ms"]
+        assert h.type == "histogram"
+        assert {x.labels["model"] for x in h.samples} == {"dec_default", "dec_custom"}
+        default = {x.labels.get("le"): x.value for x in h.samples
+                   if x.labels["model"] == "dec_default" and x.name.endswith("_bucket")}
+        assert sorted(default, key=float) == ["100", "500", "2000", "5000", "+Inf"]
+        assert default["+Inf"] == 3  # the failed request's (error) response counts too
+        count = [x.value for x in h.samples
+                 if x.labels["model"] == "dec_default" and x.name.endswith("_count")]
+        assert count == [3]
+        custom = [x.labels["le"] for x in h.samples
+                  if x.labels["model"] == "dec_custom" and x.name.endswith("_bucket")]
+        assert sorted(custom, key=float) == ["1", "2.5", "+Inf"]
+        stats = s.get("/v2/models/dec_default/stats").json()["model_stats"][0]
+        assert stats["inference_stats"]["success"]["count"] == 2
+        assert stats["inference_stats"]["fail"]["count"] == 1
+
+
+def test_histogram_latencies_off_by_default_even_for_decoupled(tmp_path, pbs):  # noqa: F811
+    dst = tmp_path / "dec"
+    shutil.copytree(repo("fixtures", "stats", "odd_fails"), dst)
+    cfg = (dst / "config.pbtxt").read_text().replace('name: "odd_fails"', 'name: "dec"')
+    (dst / "config.pbtxt").write_text(cfg + "\nmodel_transaction_policy { decoupled: true }\n")
+    with GrpcServer([str(tmp_path)], name="metrics-nohistogram") as s:
+        list(s.stub().ModelStreamInfer(iter([infer_request(
+            "dec", [("INPUT0", "FP32", np.ones(2, np.float32))])])))
+        families, _ = scrape(s)
+        assert "nv_inference_first_response_histogram_ms" not in families
+        assert value(families, "nv_inference_request_success", model="dec", version="1") == 1

@@ -72,7 +72,14 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
     mv->stats_->SetMemoryUsage({{"CPU", 0, resident_after - resident_before}});
   }
   if (options.latency_observers != nullptr && *options.latency_observers) {
-    mv->stats_->SetLatencyObserver((*options.latency_observers)(config.name(), options.version));
+    ObservedModel observed{config.name(), options.version,
+                           config.model_transaction_policy().decoupled(), {}};
+    for (const auto& control : config.model_metrics().metric_control()) {
+      const auto& buckets = control.histogram_options().buckets();
+      observed.histogram_buckets.emplace_back(control.metric_identifier().family(),
+                                              std::vector<double>(buckets.begin(), buckets.end()));
+    }
+    mv->stats_->SetLatencyObserver((*options.latency_observers)(observed));
   }
   mv->stats_->SetLoadDuration(NowNs() - load_start);
   mv->scheduler_ =

@@ -71,6 +71,7 @@ void ModelStats::RecordSuccess(int64_t batch_size, uint64_t request_start, uint6
 
 void ModelStats::RecordFailure(FailureReason reason, uint64_t request_start, uint64_t request_end) {
   fail_.Add(Span(request_start, request_end));
+  if (observer_) observer_->ObserveFailure(Span(request_start, request_end));
   fail_by_reason_[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nereid {
@@ -105,17 +106,27 @@ struct RequestLatencies {
   uint64_t compute_output_ns = 0;
 };
 
-// Sees every successful request of one model version. Observe runs on the request path, from any
-// thread, concurrently; it must be cheap and must not block on I/O.
+// Sees every request of one model version that reached the scheduler. Its methods run on the
+// request path, from any thread, concurrently; they must be cheap and must not block on I/O.
 class LatencyObserver {
  public:
   virtual ~LatencyObserver() = default;
-  virtual void Observe(const RequestLatencies& latencies) = 0;
+  virtual void Observe(const RequestLatencies& latencies) = 0;  // a successful request
+  virtual void ObserveFailure(uint64_t request_ns) {}           // a failed one, arrival to end
+};
+
+// What an observer factory knows of the version it observes.
+struct ObservedModel {
+  std::string name;
+  int64_t version = 0;
+  bool decoupled = false;
+  // The configuration's model_metrics histogram bucket overrides: (metric family, boundaries).
+  std::vector<std::pair<std::string, std::vector<double>>> histogram_buckets;
 };
 
 // Makes the observer of one loaded model version, or returns nullptr for none.
 using LatencyObserverFactory =
-    std::function<std::unique_ptr<LatencyObserver>(const std::string& model_name, int64_t version)>;
+    std::function<std::unique_ptr<LatencyObserver>(const ObservedModel& model)>;
 
 class ModelStats {
  public:

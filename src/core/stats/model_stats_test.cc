@@ -127,15 +127,19 @@ class RecordingObserver : public LatencyObserver {
  public:
   explicit RecordingObserver(std::vector<RequestLatencies>* seen) : seen_(seen) {}
   void Observe(const RequestLatencies& l) override { seen_->push_back(l); }
+  void ObserveFailure(uint64_t request_ns) override { failures.push_back(request_ns); }
+  std::vector<uint64_t> failures;
 
  private:
   std::vector<RequestLatencies>* seen_;
 };
 
-TEST(ModelStatsTest, ObserverSeesEverySuccessNotFailures) {
+TEST(ModelStatsTest, ObserverSeesSuccessesAndFailuresApart) {
   std::vector<RequestLatencies> seen;
   ModelStats stats(8);
-  stats.SetLatencyObserver(std::make_unique<RecordingObserver>(&seen));
+  auto observer = std::make_unique<RecordingObserver>(&seen);
+  RecordingObserver* o = observer.get();
+  stats.SetLatencyObserver(std::move(observer));
   const ExecutionTimes exec = Exec(1000, 10, 200, 30);
   stats.RecordSuccess(2, 900, 950, exec, 1300);
   stats.RecordFailure(FailureReason::kBackend, 0, 100);
@@ -145,6 +149,7 @@ TEST(ModelStatsTest, ObserverSeesEverySuccessNotFailures) {
   EXPECT_EQ(seen[0].compute_input_ns, 10u);
   EXPECT_EQ(seen[0].compute_infer_ns, 200u);
   EXPECT_EQ(seen[0].compute_output_ns, 30u);
+  EXPECT_EQ(o->failures, std::vector<uint64_t>{100});
 }
 
 TEST(ModelStatsTest, LoadFactsAreReported) {

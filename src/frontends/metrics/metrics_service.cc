@@ -4,14 +4,14 @@
 #include "frontends/http/http_server.h"
 #include "frontends/http/status_mapping.h"
 #include "frontends/metrics/cpu_metrics.h"
-#include "frontends/metrics/latency_summaries.h"
+#include "frontends/metrics/latency_metrics.h"
 #include "frontends/metrics/metrics_text.h"
 
 namespace nereid {
 
 struct MetricsService::Impl {
   MetricsOptions options;
-  std::unique_ptr<LatencySummaries> summaries;  // only with summary_latencies
+  std::unique_ptr<LatencyMetrics> latencies;  // only with summary or histogram latencies
   CpuMonitor cpu;
   InferenceServer* server = nullptr;
   std::unique_ptr<HttpServer> http;
@@ -26,14 +26,14 @@ StatusOr<std::unique_ptr<MetricsService>> MetricsService::Create(const MetricsOp
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  if (options.config.summary_latencies) {
-    impl->summaries = std::make_unique<LatencySummaries>(options.config);
+  if (options.config.summary_latencies || options.config.histogram_latencies) {
+    impl->latencies = std::make_unique<LatencyMetrics>(options.config);
   }
   return std::unique_ptr<MetricsService>(new MetricsService(std::move(impl)));
 }
 
 LatencyObserverFactory MetricsService::LatencyObservers() {
-  return impl_->summaries ? impl_->summaries->Factory() : LatencyObserverFactory();
+  return impl_->latencies ? impl_->latencies->Factory() : LatencyObserverFactory();
 }
 
 std::string MetricsService::Scrape() const {
@@ -43,10 +43,10 @@ std::string MetricsService::Scrape() const {
     if (models.ok()) input.models = std::move(*models);
   }
   if (impl_->options.allow_cpu) input.cpu = impl_->cpu.Read();
-  if (impl_->summaries) {
-    const LatencySummaries* s = impl_->summaries.get();
-    input.summaries = [s](const std::string& model, int64_t version) {
-      return s->Find(model, version);
+  if (impl_->latencies) {
+    const LatencyMetrics* l = impl_->latencies.get();
+    input.latencies = [l](const std::string& model, int64_t version) {
+      return l->Find(model, version);
     };
   }
   return RenderMetrics(BuildMetricFamilies(input, impl_->options.config));

@@ -36,7 +36,7 @@ class MetricsService {
   MetricsService(const MetricsService&) = delete;
   MetricsService& operator=(const MetricsService&) = delete;
 
-  // What ServerOptions::latency_observers should be: empty unless summaries are on.
+  // What ServerOptions::latency_observers should be: empty unless summaries or histograms are on.
   LatencyObserverFactory LatencyObservers();
 
   // Binds and starts serving scrapes of `server`, which must outlive Stop().

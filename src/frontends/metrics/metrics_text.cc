@@ -64,7 +64,7 @@ struct SummaryFamily {
   const char* name;
   const char* help;
 };
-constexpr SummaryFamily kSummaries[VersionSummaries::kCount] = {
+constexpr SummaryFamily kSummaries[VersionLatencyMetrics::kSummaryCount] = {
     {"nv_inference_request_summary_us",
      "Summary of inference request duration in microseconds (includes cached requests)"},
     {"nv_inference_queue_summary_us",
@@ -78,17 +78,25 @@ constexpr SummaryFamily kSummaries[VersionSummaries::kCount] = {
      "requests)"},
 };
 
-void AddSummaries(const MetricsInput& in, std::vector<MetricFamily>* out) {
-  std::vector<std::pair<Labels, std::shared_ptr<const VersionSummaries>>> found;
+void AddObserved(const MetricsInput& in, std::vector<MetricFamily>* out) {
+  std::vector<std::pair<Labels, std::shared_ptr<const VersionLatencyMetrics>>> found;
   for (const auto& m : in.models) {
-    auto s = in.summaries ? in.summaries(m.name, m.version) : nullptr;
-    if (s) found.emplace_back(ModelLabels(m), std::move(s));
+    auto l = in.latencies ? in.latencies(m.name, m.version) : nullptr;
+    if (l) found.emplace_back(ModelLabels(m), std::move(l));
   }
-  if (found.empty()) return;
-  for (int i = 0; i < VersionSummaries::kCount; ++i) {
+  MetricFamily histogram =
+      Family(kFirstResponseHistogram, "Duration from request to first response in milliseconds",
+             MetricType::Histogram);
+  for (const auto& [labels, l] : found) {
+    if (l->has_histogram()) histogram.metric.push_back(WithLabels(l->CollectHistogram(), labels));
+  }
+  if (!histogram.metric.empty()) out->push_back(std::move(histogram));
+  for (int i = 0; i < VersionLatencyMetrics::kSummaryCount; ++i) {
     MetricFamily f = Family(kSummaries[i].name, kSummaries[i].help, MetricType::Summary);
-    for (const auto& [labels, s] : found) f.metric.push_back(WithLabels(s->Collect(i), labels));
-    out->push_back(std::move(f));
+    for (const auto& [labels, l] : found) {
+      if (l->has_summaries()) f.metric.push_back(WithLabels(l->CollectSummary(i), labels));
+    }
+    if (!f.metric.empty()) out->push_back(std::move(f));
   }
 }
 
@@ -186,7 +194,7 @@ std::vector<MetricFamily> BuildMetricFamilies(const MetricsInput& in, const Metr
     out.push_back(std::move(total));
     out.push_back(std::move(used));
   }
-  if (config.summary_latencies) AddSummaries(in, &out);
+  AddObserved(in, &out);
   return out;
 }
 

@@ -2,7 +2,7 @@
 // time from statistics snapshots: the request path records only ModelStats' counters, and every
 // per-model family here is derived from them. Families come in Triton's registry order; labels
 // are model, version and one `_<tag>` per metric_tags entry (sorted, as prometheus-cpp writes
-// them), plus `reason` on failures and `quantile` on summaries.
+// them), plus `reason` on failures, `quantile` on summaries and `le` on the histogram.
 //
 // Stateless functions; thread-safe.
 #pragma once
@@ -17,7 +17,7 @@
 
 #include "core/server/inference_server.h"
 #include "frontends/metrics/cpu_metrics.h"
-#include "frontends/metrics/latency_summaries.h"
+#include "frontends/metrics/latency_metrics.h"
 #include "frontends/metrics/metrics_config.h"
 
 namespace nereid {
@@ -25,8 +25,9 @@ namespace nereid {
 struct MetricsInput {
   std::vector<ModelVersionStatistics> models;
   std::optional<CpuReading> cpu;  // absent when --allow-cpu-metrics=false
-  // The summaries of a version (nullptr: none yet); consulted only with summary_latencies.
-  std::function<std::shared_ptr<const VersionSummaries>(const std::string&, int64_t)> summaries;
+  // The summaries and histogram of a version (nullptr: none).
+  std::function<std::shared_ptr<const VersionLatencyMetrics>(const std::string&, int64_t)>
+      latencies;
 };
 
 std::vector<prometheus::MetricFamily> BuildMetricFamilies(const MetricsInput& input,

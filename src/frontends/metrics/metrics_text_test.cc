@@ -107,14 +107,14 @@ TEST(MetricsTextTest, CpuFamiliesHaveNoLabels) {
 TEST(MetricsTextTest, SummariesWhenEnabled) {
   MetricsConfig c;
   c.summary_latencies = true;
-  LatencySummaries summaries(c);
-  auto observer = summaries.Factory()("a", 1);
+  LatencyMetrics latencies(c);
+  auto observer = latencies.Factory()(ObservedModel{"a", 1, false, {}});
   RequestLatencies l{5000, 1000, 2000, 3000, 4000};
   observer->Observe(l);
   observer->Observe(l);
   MetricsInput in;
   in.models = {Model("a", 1), Model("b", 1)};  // b has no summaries yet
-  in.summaries = [&](const std::string& m, int64_t v) { return summaries.Find(m, v); };
+  in.latencies = [&](const std::string& m, int64_t v) { return latencies.Find(m, v); };
   auto f = BuildMetricFamilies(in, c);
   const auto* req = Find(f, "nv_inference_request_summary_us");
   ASSERT_NE(req, nullptr);
@@ -129,6 +129,43 @@ TEST(MetricsTextTest, SummariesWhenEnabled) {
   EXPECT_NE(text.find("# TYPE nv_inference_request_summary_us summary"), std::string::npos);
   EXPECT_NE(text.find("nv_inference_request_summary_us_count{model=\"a\",version=\"1\"} 2"),
             std::string::npos);
+}
+
+TEST(MetricsTextTest, FirstResponseHistogramOnlyForDecoupledModels) {
+  MetricsConfig c;
+  c.histogram_latencies = true;
+  LatencyMetrics latencies(c);
+  EXPECT_EQ(latencies.Factory()(ObservedModel{"plain", 1, false, {}}), nullptr);
+  auto dflt = latencies.Factory()(ObservedModel{"dec", 1, true, {}});
+  auto custom = latencies.Factory()(
+      ObservedModel{"dec2", 1, true, {{kFirstResponseHistogram, {1, 10}}, {"other", {5}}}});
+  auto unsorted =
+      latencies.Factory()(ObservedModel{"dec3", 1, true, {{kFirstResponseHistogram, {10, 1}}}});
+  ASSERT_NE(dflt, nullptr);
+  RequestLatencies l;
+  l.request_ns = 700'000'000;  // 700 ms
+  dflt->Observe(l);
+  dflt->ObserveFailure(50'000'000);  // failed requests are observed too (their first response)
+  custom->Observe(l);
+  unsorted->Observe(l);
+  MetricsInput in;
+  in.models = {Model("dec", 1), Model("dec2", 1), Model("dec3", 1), Model("plain", 1)};
+  in.latencies = [&](const std::string& m, int64_t v) { return latencies.Find(m, v); };
+  auto f = BuildMetricFamilies(in, c);
+  const auto* h = Find(f, "nv_inference_first_response_histogram_ms");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->type, prometheus::MetricType::Histogram);
+  ASSERT_EQ(h->metric.size(), 3u);
+  const auto& d = h->metric[0].histogram;
+  EXPECT_EQ(d.sample_count, 2u);
+  EXPECT_DOUBLE_EQ(d.sample_sum, 750);
+  ASSERT_EQ(d.bucket.size(), 5u);  // 100, 500, 2000, 5000, +Inf
+  EXPECT_EQ(d.bucket[0].cumulative_count, 1u);  // 50 ms <= 100
+  EXPECT_EQ(d.bucket[1].cumulative_count, 1u);
+  EXPECT_EQ(d.bucket[2].cumulative_count, 2u);  // 700 ms <= 2000
+  ASSERT_EQ(h->metric[1].histogram.bucket.size(), 3u);  // 1, 10, +Inf
+  EXPECT_EQ(h->metric[2].histogram.bucket.size(), 5u);  // unsorted override: the defaults
+  EXPECT_EQ(Find(f, "nv_inference_request_summary_us"), nullptr);
 }
 
 TEST(MetricsTextTest, RenderedText) {
