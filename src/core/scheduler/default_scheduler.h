@@ -29,7 +29,7 @@ struct SchedulerJob {
   int64_t batch_size = 0;
   InferCallback done;
   uint64_t request_start_ns = 0;  // NowNs() when the server accepted the request
-  uint64_t queue_start_ns = 0;    // NowNs() when it reached the scheduler (set by Enqueue)
+  uint64_t queue_start_ns = 0;    // NowNs() when queued (Enqueue); an inline run: compute start
 };
 
 class DefaultScheduler {

@@ -62,10 +62,10 @@ void ModelStats::RecordSuccess(int64_t batch_size, uint64_t request_start, uint6
   inference_count_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(1, batch_size)),
                              std::memory_order_relaxed);
   success_.Add(l.request_ns);
-  queue_.Add(l.queue_ns);
-  compute_input_.Add(l.compute_input_ns);
-  compute_infer_.Add(l.compute_infer_ns);
-  compute_output_.Add(l.compute_output_ns);
+  queue_ns_.fetch_add(l.queue_ns, std::memory_order_relaxed);
+  compute_input_ns_.fetch_add(l.compute_input_ns, std::memory_order_relaxed);
+  compute_infer_ns_.fetch_add(l.compute_infer_ns, std::memory_order_relaxed);
+  compute_output_ns_.fetch_add(l.compute_output_ns, std::memory_order_relaxed);
   if (observer_) observer_->Observe(l);
 }
 
@@ -85,9 +85,10 @@ void ModelStats::RecordExecution(int64_t batch_size, const ExecutionTimes& exec)
   const size_t size = static_cast<size_t>(std::max<int64_t>(1, batch_size));
   if (size > batch_slots_) return;  // cannot happen for a validated request; never index past
   AtomicBatch& b = batches_[size - 1];
-  b.compute_input.Add(Span(exec.compute_start, exec.input_end));
-  b.compute_infer.Add(Span(exec.input_end, exec.output_start));
-  b.compute_output.Add(Span(exec.output_start, exec.compute_end));
+  b.count.fetch_add(1, std::memory_order_relaxed);
+  b.input_ns.fetch_add(Span(exec.compute_start, exec.input_end), std::memory_order_relaxed);
+  b.infer_ns.fetch_add(Span(exec.input_end, exec.output_start), std::memory_order_relaxed);
+  b.output_ns.fetch_add(Span(exec.output_start, exec.compute_end), std::memory_order_relaxed);
 }
 
 void ModelStats::RecordResponse(uint64_t index, bool success, uint64_t compute_infer_ns,
@@ -117,10 +118,13 @@ ModelStatsSnapshot ModelStats::Snapshot() const {
   s.pending_requests = std::max<int64_t>(0, pending_.load(std::memory_order_relaxed));
   s.success = success_.Load();
   s.fail = fail_.Load();
-  s.queue = queue_.Load();
-  s.compute_input = compute_input_.Load();
-  s.compute_infer = compute_infer_.Load();
-  s.compute_output = compute_output_.Load();
+  // Counts equal the success count by construction (a snapshot racing a RecordSuccess may see
+  // a duration before or after its count; each value is exact on its own).
+  const uint64_t n = s.success.count;
+  s.queue = {n, queue_ns_.load(std::memory_order_relaxed)};
+  s.compute_input = {n, compute_input_ns_.load(std::memory_order_relaxed)};
+  s.compute_infer = {n, compute_infer_ns_.load(std::memory_order_relaxed)};
+  s.compute_output = {n, compute_output_ns_.load(std::memory_order_relaxed)};
   s.cache_hit = cache_hit_.Load();
   s.cache_miss = cache_miss_.Load();
   for (size_t i = 0; i < fail_by_reason_.size(); ++i) {
@@ -128,12 +132,14 @@ ModelStatsSnapshot ModelStats::Snapshot() const {
   }
   for (size_t i = 0; i < batch_slots_; ++i) {
     const AtomicBatch& b = batches_[i];
+    const uint64_t count = b.count.load(std::memory_order_relaxed);
+    if (count == 0) continue;
     BatchStat stat;
     stat.batch_size = i + 1;
-    stat.compute_input = b.compute_input.Load();
-    stat.compute_infer = b.compute_infer.Load();
-    stat.compute_output = b.compute_output.Load();
-    if (stat.compute_infer.count > 0) s.batch_stats.push_back(stat);
+    stat.compute_input = {count, b.input_ns.load(std::memory_order_relaxed)};
+    stat.compute_infer = {count, b.infer_ns.load(std::memory_order_relaxed)};
+    stat.compute_output = {count, b.output_ns.load(std::memory_order_relaxed)};
+    s.batch_stats.push_back(stat);
   }
   const DurationStat first_infer = first_response_.compute_infer.Load();
   if (first_infer.count > 0) {
