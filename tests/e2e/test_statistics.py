@@ -16,7 +16,7 @@ import pytest
 from google.protobuf import json_format
 
 from grpc_helpers import GrpcServer, infer_request, pbs  # noqa: F401
-from helpers import assert_error, build_infer_request, new_session, repo, tensor
+from helpers import Server, assert_error, build_infer_request, new_session, repo, tensor
 
 DURATIONS = ["success", "fail", "queue", "compute_input", "compute_infer", "compute_output",
              "cache_hit", "cache_miss"]
@@ -364,3 +364,12 @@ def test_unknown_model_error_has_the_same_text_on_both_protocols(server):
     with pytest.raises(grpc.RpcError) as e:
         grpc_stats(server, "nope")
     assert e.value.details() == http
+
+
+def test_memory_usage_is_measured_at_load():
+    """mlp_fp32 holds 27 MB of weights: the resident memory its load added says so."""
+    with Server([repo("examples")], name="stats-memory") as s:
+        usage = one(s, "mlp_fp32")["memory_usage"]
+        assert len(usage) == 1 and usage[0]["type"] == "CPU" and usage[0]["id"] == 0
+        assert usage[0]["byte_size"] >= 20 * 1024 * 1024, usage
+        assert one(s, "mlp_fp32", 1)["memory_usage"] == usage  # fixed at load
