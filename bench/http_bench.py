@@ -127,7 +127,7 @@ def main():
     t0 = time.monotonic()
     server = subprocess.Popen(["taskset", "-c", "0", args.bin, f"--model-repository={models}",
                                f"--http-port={port}", "--http-address=127.0.0.1",
-                               "--log-info=false"] + args.server_arg, stderr=open(os.path.join(work, "server.log"), "w"))
+                               "--log-info=false", "--metrics-port=0"] + args.server_arg, stderr=open(os.path.join(work, "server.log"), "w"))
     nginx = None
     try:
         wait_ready(port, server)

@@ -72,6 +72,12 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   (INTRA_OP_THREAD_COUNT "many"), string_on_tensor (TYPE_STRING on a Tensor
                   argument), no_model_file.
   DIR/batching    dynamic batcher models (see "Batching fixtures" below).
+  DIR/stats       models whose statistics the statistics and metrics tests count exactly:
+                  simple (as in the examples, with metric_tags team=search and
+                  "bad-tag"=x, the second not a valid label), versioned (versions 1,2,3 as in
+                  features, policy all), odd_fails (INPUT0 float [n] -> Reshape to [2,-1] ->
+                  OUTPUT0 float [n]: identity for an even n, an ONNX Runtime error for an odd n,
+                  i.e. a request that passes validation and fails in the backend; max_batch_size 0).
 
 slow_identity: INPUT0 float [1] -> OUTPUT0 bit-identical to INPUT0, slowly. c = Clip(INPUT0,0,0)+1
 (= 1 for every non-NaN input), A0 = Expand(c, [512,512]), A(k+1) = Tanh(MatMul(A(k), W)) for
@@ -524,6 +530,28 @@ def fixture_batching(repo):
         cfg = io1_config(name, "TYPE_FP32", [-1], 0, instances=instances,
                          extra=f"dynamic_batching {{\n  {db}\n}}\n{ONE_THREAD}")
         write_model(repo, name, cfg, {1: slow})
+# --------------------------------------------------------------------------- fixtures: stats
+
+def odd_fails_onnx():
+    """Identity on an even element count; Reshape [2,-1] fails at run time on an odd one."""
+    return make_model(
+        "odd_fails",
+        [helper.make_node("Reshape", ["INPUT0", "pairs"], ["halves"]),
+         helper.make_node("Reshape", ["halves", "flat"], ["OUTPUT0"])],
+        [vi("INPUT0", FP32, ["n"])], [vi("OUTPUT0", FP32, ["n"])],
+        [const("pairs", np.array([2, -1], dtype=np.int64)),
+         const("flat", np.array([-1], dtype=np.int64))])
+
+
+def fixture_stats(repo):
+    tags = 'metric_tags { key: "team" value: "search" }\nmetric_tags { key: "bad-tag" value: "x" }'
+    write_simple(repo, "simple", simple_config("simple", extra=tags))
+    models = {v: versioned_onnx(v) for v in (1, 2, 3)}
+    write_model(repo, "versioned",
+                io1_config("versioned", "TYPE_INT32", [4], 0, extra="version_policy: { all { } }"),
+                models)
+    write_model(repo, "odd_fails", io1_config("odd_fails", "TYPE_FP32", [-1], 0),
+                {1: odd_fails_onnx()})
 
 
 # --------------------------------------------------------------------------- fixtures: broken
@@ -740,7 +768,7 @@ def write_fixtures(root):
     builders = {"types": fixture_types, "features": fixture_features, "broken": fixture_broken,
                 "single_good": write_simple, "management": fixture_management,
                 "torch": fixture_torch, "torch_broken": fixture_torch_broken,
-                "batching": fixture_batching}
+                "batching": fixture_batching, "stats": fixture_stats}
     for repo, build in builders.items():
         path = os.path.join(root, repo)
         os.makedirs(path, exist_ok=True)

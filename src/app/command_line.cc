@@ -15,8 +15,7 @@ constexpr const char* kCompatFlags[] = {
     "--grpc-infer-allocation-pool-size", "--grpc-max-response-pool-size",
     "--grpc-header-forward-pattern", "--grpc-restricted-protocol",
     "--http-header-forward-pattern", "--http-restricted-api",
-    "--allow-metrics", "--allow-gpu-metrics", "--allow-cpu-metrics", "--metrics-port",
-    "--metrics-address", "--metrics-interval-ms", "--metrics-config", "--trace-config",
+    "--allow-gpu-metrics", "--trace-config",
     "--trace-file", "--trace-level", "--trace-rate", "--trace-count", "--trace-log-frequency",
     "--model-load-retry-count", "--model-namespacing",
     "--repoagent-directory", "--cache-directory", "--cache-config", "--response-cache-byte-size",
@@ -60,7 +59,56 @@ struct RawFlags {
   bool disable_auto_complete = false;
   bool strict_model_config = false;
   std::map<std::string, std::string> compat;
+  std::vector<std::string> metrics_config;
+  std::string metrics_address;
 };
+
+// Repeating one of these keeps the last value, as Triton's getopt parser does.
+void AddMetricsFlags(CLI::App& app, MetricsCliOptions& m, RawFlags& raw) {
+  const auto last = CLI::MultiOptionPolicy::TakeLast;
+  app.add_option("--allow-metrics", m.allow, "Serve Prometheus metrics")->multi_option_policy(last);
+  app.add_option("--allow-cpu-metrics", m.server.allow_cpu, "Report CPU utilization and memory")
+      ->multi_option_policy(last);
+  app.add_option("--metrics-port", m.server.port, "Metrics port")
+      ->check(CLI::Range(0, 65535))
+      ->multi_option_policy(last);
+  app.add_option("--metrics-address", raw.metrics_address,
+                 "Metrics bind address (default: --http-address)")
+      ->multi_option_policy(last);
+  app.add_option("--metrics-interval-ms", m.server.interval_ms, "CPU metrics poll interval (ms)")
+      ->check(CLI::PositiveNumber)
+      ->multi_option_policy(last);
+  app.add_option("--metrics-config", raw.metrics_config,
+                 "<setting>=<value>: counter_latencies, histogram_latencies, summary_latencies, "
+                 "summary_quantiles")
+      ->allow_extra_args(false);
+}
+
+// --metrics-config, the address default, and port collisions with HTTP and gRPC.
+Status FinishMetrics(AppOptions& o, const RawFlags& raw) {
+  MetricsCliOptions& m = o.metrics;
+  for (const std::string& setting : raw.metrics_config) {
+    NEREID_RETURN_IF_ERROR(ApplyMetricsConfig(setting, &m.server.config, &m.warnings));
+  }
+  m.server.address = raw.metrics_address.empty() ? o.http.address : raw.metrics_address;
+  if (m.server.address.rfind("ipv6:", 0) == 0) m.server.address = m.server.address.substr(5);
+  if (!m.allow) {
+    m.server.allow_cpu = false;  // Triton forces the per-interval metrics off too
+    return Status::Ok();
+  }
+  if (m.server.port == 0) return Status::Ok();
+  if (o.http.allow && m.server.port == o.http.port) {
+    return InvalidArgument(
+        "The server cannot listen to HTTP requests and metrics requests at the same port " +
+        std::to_string(m.server.port));
+  }
+  if (o.grpc.allow && m.server.port == o.grpc.server.port) {
+    return InvalidArgument(
+        "The server cannot listen to GRPC requests and metrics requests at the same port " +
+        std::to_string(m.server.port));
+  }
+  return Status::Ok();
+}
 
 void AddGrpcFlags(CLI::App& app, GrpcOptions& g, RawFlags& raw) {
   GrpcServerOptions& s = g.server;
@@ -163,6 +211,7 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
       ->check(CLI::PositiveNumber);
   app.add_option("--reuse-http-port", o.http.reuse_port, "SO_REUSEPORT on the HTTP socket");
   AddGrpcFlags(app, o.grpc, raw);
+  AddMetricsFlags(app, o.metrics, raw);
   app.add_option("--log-verbose", o.log.verbose_level, "Verbose logging level")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--log-info", o.log.info, "Log info messages");
@@ -210,6 +259,7 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
     o.http.address = a;
   }
   NEREID_RETURN_IF_ERROR(FinishGrpc(o, raw, o.grpc));
+  NEREID_RETURN_IF_ERROR(FinishMetrics(o, raw));
   for (const char* flag : kCompatFlags) {
     if (app.count(flag) > 0) o.ignored_flags.push_back(std::string(flag) + "=" + raw.compat[flag]);
   }

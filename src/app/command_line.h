@@ -8,6 +8,7 @@
 #include "common/logging.h"
 #include "core/server/inference_server.h"
 #include "frontends/grpc/grpc_server.h"
+#include "frontends/metrics/metrics_service.h"
 #include "nereid/status.h"
 
 namespace nereid {
@@ -26,10 +27,17 @@ struct GrpcOptions {
   GrpcServerOptions server;  // address, port, threads, keepalive, TLS, compression
 };
 
+struct MetricsCliOptions {
+  bool allow = true;      // --allow-metrics
+  MetricsOptions server;  // port, address (defaults to --http-address), CPU, interval, config
+  std::vector<std::string> warnings;  // --metrics-config settings Triton would ignore too
+};
+
 struct AppOptions {
   ServerOptions server;
   HttpOptions http;
   GrpcOptions grpc;
+  MetricsCliOptions metrics;
   logging::Options log;
   // Flags accepted for compatibility whose feature this build does not have yet; each is named
   // in a start-up warning so nobody believes it took effect.

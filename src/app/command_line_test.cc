@@ -107,10 +107,56 @@ TEST(CommandLineTest, ModelControlErrors) {
 }
 
 TEST(CommandLineTest, CompatibilityFlagsAreReported) {
-  auto o = Parse(
-      {"--model-repository=/m", "--grpc-infer-allocation-pool-size=8", "--allow-metrics=false"});
+  auto o = Parse({"--model-repository=/m", "--grpc-infer-allocation-pool-size=8",
+                  "--allow-gpu-metrics=false", "--allow-metrics=false"});
   ASSERT_TRUE(o.ok()) << o.status().message();
-  EXPECT_EQ(o->ignored_flags.size(), 2u);
+  EXPECT_EQ(o->ignored_flags.size(), 2u);  // --allow-metrics has an effect now
+}
+
+TEST(CommandLineTest, MetricsFlags) {
+  auto d = Parse({"--model-repository=/m", "--http-address=127.0.0.1"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->metrics.allow);
+  EXPECT_TRUE(d->metrics.server.allow_cpu);
+  EXPECT_EQ(d->metrics.server.port, 8002);
+  EXPECT_EQ(d->metrics.server.address, "127.0.0.1");  // defaults to --http-address
+  EXPECT_EQ(d->metrics.server.interval_ms, 2000);
+  EXPECT_TRUE(d->metrics.server.config.counter_latencies);
+  auto o = Parse({"--model-repository=/m", "--metrics-port=9102", "--metrics-address=::1",
+                  "--allow-cpu-metrics=false", "--metrics-interval-ms=50",
+                  "--metrics-config=summary_latencies=true",
+                  "--metrics-config=summary_quantiles=0.5:0.01", "--metrics-config=foo=1"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->metrics.server.port, 9102);
+  EXPECT_EQ(o->metrics.server.address, "::1");
+  EXPECT_FALSE(o->metrics.server.allow_cpu);
+  EXPECT_EQ(o->metrics.server.interval_ms, 50);
+  EXPECT_TRUE(o->metrics.server.config.summary_latencies);
+  EXPECT_EQ(o->metrics.server.config.quantiles.size(), 1u);
+  EXPECT_EQ(o->metrics.warnings.size(), 1u);  // foo
+  auto twice = Parse({"--model-repository=/m", "--metrics-port=0", "--metrics-port=9103"});
+  ASSERT_TRUE(twice.ok()) << twice.status().message();
+  EXPECT_EQ(twice->metrics.server.port, 9103);  // the last one wins, as in Triton
+  auto off = Parse({"--model-repository=/m", "--allow-metrics=false"});
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->metrics.allow);
+  EXPECT_FALSE(off->metrics.server.allow_cpu);  // forced off with the metrics
+}
+
+TEST(CommandLineTest, MetricsFlagErrors) {
+  auto bad = Parse({"--model-repository=/m", "--metrics-config=summary_latencies"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'<setting>=<value>'"), std::string::npos);
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--metrics-interval-ms=0"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--metrics-port=70000"}).ok());
+  auto same = Parse({"--model-repository=/m", "--metrics-port=8000"});
+  ASSERT_FALSE(same.ok());
+  EXPECT_NE(same.status().message().find("same port 8000"), std::string::npos);
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--metrics-port=8001"}).ok());
+  // Disabled services do not collide.
+  EXPECT_TRUE(Parse({"--model-repository=/m", "--metrics-port=8000", "--allow-http=false"}).ok());
+  EXPECT_TRUE(
+      Parse({"--model-repository=/m", "--metrics-port=8000", "--allow-metrics=false"}).ok());
 }
 
 TEST(CommandLineTest, GrpcFlags) {

@@ -17,6 +17,7 @@
 #include "core/server/inference_server.h"
 #include "frontends/grpc/grpc_server.h"
 #include "frontends/http/http_server.h"
+#include "frontends/metrics/metrics_service.h"
 
 namespace {
 
@@ -54,7 +55,19 @@ int Run(int argc, char** argv) {
   sigaddset(&signals, SIGHUP);                    // POLL mode: rescan the repositories now
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // inherited by every thread created below
 
+  for (const auto& w : options.metrics.warnings) LOG_WARNING("{}", w);
   const auto started = std::chrono::steady_clock::now();
+  // Created before the models load: summaries (when enabled) observe every model version.
+  std::unique_ptr<nereid::MetricsService> metrics;
+  if (options.metrics.allow) {
+    auto created = nereid::MetricsService::Create(options.metrics.server);
+    if (!created.ok()) {
+      LOG_ERROR("failed to start Metrics Service: {}", created.status().message());
+      return 1;
+    }
+    metrics = std::move(created).value();
+    options.server.latency_observers = metrics->LatencyObservers();
+  }
   auto server = nereid::InferenceServer::Create(options.server);
   if (!server.ok()) {
     LOG_ERROR("{}", server.status().message());
@@ -86,6 +99,13 @@ int Run(int argc, char** argv) {
     grpc = std::move(created).value();
     LOG_INFO("Started GRPCInferenceService at {}:{}", grpc->address(), grpc->port());
   }
+  if (metrics) {
+    if (nereid::Status s = metrics->Serve(server->get()); !s.ok()) {
+      LOG_ERROR("failed to start Metrics Service: {}", s.message());
+      return 1;
+    }
+    LOG_INFO("Started Metrics Service at {}:{}", options.metrics.server.address, metrics->port());
+  }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count();
@@ -103,6 +123,7 @@ int Run(int argc, char** argv) {
            options.server.exit_timeout_secs);
   const auto timeout = std::chrono::seconds(options.server.exit_timeout_secs);
   if (http) http->StopAccepting();
+  if (metrics) metrics->Stop();
   // gRPC calls and streams in progress get until the deadline; the rest are cancelled.
   if (grpc) grpc->StopAccepting(std::chrono::system_clock::now() + timeout);
   const bool drained = (*server)->Stop();

@@ -51,9 +51,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-# Flags every test server gets: loopback only, and no other listeners that could collide between
-# servers running at the same time (Triton's gRPC and metrics ports default to 8001/8002).
-COMMON_FLAGS = ["--http-address=127.0.0.1", "--allow-grpc=false", "--allow-metrics=false"]
+# Flags every test server gets: loopback only, and no listener on a fixed port that could collide
+# between servers running at the same time (Triton's gRPC and metrics ports default to 8001/8002):
+# no gRPC unless a test asks for it, metrics on an ephemeral port (see Server.metrics_port).
+COMMON_FLAGS = ["--http-address=127.0.0.1", "--allow-grpc=false", "--metrics-port=0"]
 
 # Servers started while the current test runs; conftest prints their stderr when a test fails.
 STARTED_SERVERS = []
@@ -123,6 +124,18 @@ class Server:
         self.kill()
         raise ServerStartError(f"nereid did not answer {url} within {STARTUP_TIMEOUT} s\n"
                                f"--- stderr ---\n{self.stderr()}")
+
+    @property
+    def metrics_port(self):
+        """The port of the metrics endpoint, from the "Started Metrics Service at <a>:<port>" log
+        line (the default flags bind port 0)."""
+        import re
+        self.wait_for_log("Started Metrics Service at ")
+        m = re.search(r"Started Metrics Service at (\S+):(\d+)", self.stderr())
+        return int(m.group(2))
+
+    def metrics_url(self, path="/metrics"):
+        return f"http://127.0.0.1:{self.metrics_port}{path}"
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

@@ -109,7 +109,6 @@ def test_model_config(examples, pbs):  # noqa: F811
 
 
 UNIMPLEMENTED = [
-    ("ModelStatistics", "ModelStatisticsRequest"),
     ("SystemSharedMemoryStatus", "SystemSharedMemoryStatusRequest"),
     ("SystemSharedMemoryRegister", "SystemSharedMemoryRegisterRequest"),
     ("SystemSharedMemoryUnregister", "SystemSharedMemoryUnregisterRequest"),

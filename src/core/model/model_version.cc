@@ -7,6 +7,7 @@
 #include "core/model/warmup.h"
 #include "core/scheduler/default_scheduler.h"
 #include "core/scheduler/dynamic_batch_scheduler.h"
+#include "core/stats/process_memory.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -19,6 +20,8 @@ ModelVersion::~ModelVersion() {
 
 StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& options) {
   const inference::ModelConfig& config = *options.config;
+  const uint64_t load_start = options.load_started_ns != 0 ? options.load_started_ns : NowNs();
+  const uint64_t resident_before = ResidentBytes();
   // The last reference may drop on one of the version's own executor threads (a request
   // finishing after unload); destruction joins those threads, so it then moves to a fresh one.
   std::shared_ptr<ModelVersion> mv(new ModelVersion(), [](ModelVersion* p) {
@@ -72,6 +75,21 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
               instances.size());
   NEREID_RETURN_IF_ERROR(RunWarmup(mv->info_, warmup, instances));
   mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
+  const uint64_t resident_after = ResidentBytes();
+  if (resident_after > resident_before) {
+    mv->stats_->SetMemoryUsage({{"CPU", 0, resident_after - resident_before}});
+  }
+  if (options.latency_observers != nullptr && *options.latency_observers) {
+    ObservedModel observed{config.name(), options.version,
+                           config.model_transaction_policy().decoupled(), {}};
+    for (const auto& control : config.model_metrics().metric_control()) {
+      const auto& buckets = control.histogram_options().buckets();
+      observed.histogram_buckets.emplace_back(control.metric_identifier().family(),
+                                              std::vector<double>(buckets.begin(), buckets.end()));
+    }
+    mv->stats_->SetLatencyObserver((*options.latency_observers)(observed));
+  }
+  mv->stats_->SetLoadDuration(NowNs() - load_start);
   // With max_batch_size 0 the dynamic batcher still applies priorities and queue policies; its
   // batches are then single requests (as Triton's, whose batcher caps them at max(1, max)).
   if (config.has_dynamic_batching()) {

@@ -31,10 +31,14 @@ class ModelVersion {
     const BackendRegistry::Entry* backend = nullptr;       // outlives the model version
     std::shared_ptr<const inference::ModelConfig> config;  // effective, validated
     std::shared_ptr<const std::string> config_json;        // its Triton JSON rendering
+    const LatencyObserverFactory* latency_observers = nullptr;  // optional; outlives the call
+    uint64_t load_started_ns = 0;  // NowNs() when loading the model began; 0: when Load begins
   };
 
   // Loads the backend model and the outputs' label files, creates every instance of every
-  // instance group and runs the configuration's warmup samples on each of them.
+  // instance group and runs the configuration's warmup samples on each of them. Records the load
+  // time and the resident memory the load added (an estimate: loads running in parallel on other
+  // threads count too) in stats().
   static StatusOr<std::shared_ptr<ModelVersion>> Load(const Options& options);
   ~ModelVersion();
 

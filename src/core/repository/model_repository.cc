@@ -176,6 +176,8 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
     }
   }
   LOG_INFO("loading model '{}' from {}", name, plan.dir.string());
+  // The first version's load time (nv_model_load_duration_secs) includes resolving the config.
+  uint64_t started = NowNs();
   auto resolved = ResolveModel(name, plan.dir, *options_.registry, options_.resolve,
                                plan.override_config.get());
   if (!resolved.ok()) {
@@ -205,6 +207,9 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
     }
     ModelVersion::Options mo{v, plan.dir, resolved->backend, resolved->config,
                              resolved->config_json};
+    mo.latency_observers = &options_.latency_observers;
+    mo.load_started_ns = started;
+    started = 0;  // later versions count from their own start
     auto version = ModelVersion::Load(mo);
     if (version.ok()) {
       loaded.emplace(v, MakeServed(std::move(version).value(), plan.temp, reaper_));
@@ -403,6 +408,16 @@ std::vector<int64_t> ModelRepository::ReadyVersions(const std::string& name) con
   auto it = table->find(name);
   if (it != table->end()) {
     for (const auto& [v, m] : it->second) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<ModelVersion>>> ModelRepository::ReadyModels()
+    const {
+  std::vector<std::pair<std::string, std::shared_ptr<ModelVersion>>> out;
+  const auto table = serving_.load();
+  for (const auto& [name, versions] : *table) {
+    for (const auto& [v, model] : versions) out.emplace_back(name, model);
   }
   return out;
 }

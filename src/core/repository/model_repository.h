@@ -57,6 +57,7 @@ class ModelRepository {
     const BackendRegistry* registry = nullptr;  // outlives the repository
     ResolveOptions resolve;
     int load_thread_count = 4;
+    LatencyObserverFactory latency_observers;  // optional, given to every loaded version
   };
 
   static StatusOr<std::unique_ptr<ModelRepository>> Create(const Options& options);
@@ -97,6 +98,8 @@ class ModelRepository {
   // Triton's repository index: every model directory of the roots plus every model with a state,
   // sorted by name; with ready_only, only READY versions.
   std::vector<ModelStatus> Index(bool ready_only = false) const;
+  // Every ready version of every model, by name then version (lock-free snapshot).
+  std::vector<std::pair<std::string, std::shared_ptr<ModelVersion>>> ReadyModels() const;
   // Every known version READY (a version unloaded on purpose is tolerated).
   bool AllReady() const;
   // Drops every model; requests in flight keep theirs until they finish.

@@ -16,7 +16,6 @@ DefaultScheduler::DefaultScheduler(const ModelInfo* model, ModelStats* stats,
 DefaultScheduler::~DefaultScheduler() { Stop(); }
 
 void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
-  job.queue_start_ns = NowNs();
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) {
     lock.unlock();
@@ -38,6 +37,7 @@ void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
       return;
     }
   }
+  job.queue_start_ns = NowNs();  // an inline run has none: it starts computing at once (Run)
   queue_.push_back(std::move(job));
   stats_->AddPending(1);
   lock.unlock();
@@ -50,11 +50,12 @@ void DefaultScheduler::Run(size_t index, SchedulerJob& job) {
   ExecutionTimes times;
   auto result =
       RunOnInstance(*instances_[index], *model_, std::move(job.request), job.batch_size, &times);
-  const uint64_t end = NowNs();
+  if (job.queue_start_ns == 0) job.queue_start_ns = times.compute_start;  // ran inline
+  // On success the outputs were just collected: their end is the request's.
+  const uint64_t end = result.ok() ? times.compute_end : NowNs();
   if (result.ok()) {
+    // One response per request: no response statistics (see model_stats.h).
     stats_->RecordExecution(job.batch_size, times);
-    stats_->RecordResponse(0, true, times.output_start - times.input_end,
-                           times.compute_end - times.output_start);
     stats_->RecordSuccess(job.batch_size, job.request_start_ns, job.queue_start_ns, times, end);
   } else {
     stats_->RecordFailure(FailureReason::kBackend, job.request_start_ns, end);

@@ -217,8 +217,7 @@ void DynamicBatchScheduler::RunBatch(size_t index, std::vector<SchedulerJob>& jo
   if (executed) stats_->RecordExecution(total, times);
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (results[i].ok()) {
-      stats_->RecordResponse(0, true, times.output_start - times.input_end,
-                             times.compute_end - times.output_start);
+      // One response per request: no response_stats, as Triton (docs/statistics_and_metrics.md).
       stats_->RecordSuccess(sizes[i], jobs[i].request_start_ns, jobs[i].queue_start_ns, times, end);
     } else {
       stats_->RecordFailure(FailureReason::kBackend, jobs[i].request_start_ns, end);

@@ -16,7 +16,7 @@ struct SchedulerJob {
   int64_t batch_size = 0;
   InferCallback done;
   uint64_t request_start_ns = 0;  // NowNs() when the server accepted the request
-  uint64_t queue_start_ns = 0;    // NowNs() when it reached the scheduler (set by Enqueue)
+  uint64_t queue_start_ns = 0;    // NowNs() when queued (Enqueue); 0 for an inline run
 };
 
 class Scheduler {

@@ -18,7 +18,7 @@ namespace {
 std::vector<std::string> Extensions() {
   return {"classification",      "model_repository",    "model_repository(unload_dependents)",
           "schedule_policy",     "model_configuration", "binary_tensor_data",
-          "parameters"};
+          "parameters",          "statistics"};
 }
 
 int DefaultMaxBatchSize(const ServerOptions& options) {
@@ -65,6 +65,7 @@ StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(const ServerO
   ro.resolve.auto_complete = !options.disable_auto_complete;
   ro.resolve.default_max_batch_size = DefaultMaxBatchSize(options);
   ro.load_thread_count = options.model_load_thread_count;
+  ro.latency_observers = options.latency_observers;
   NEREID_ASSIGN_OR_RETURN(std::unique_ptr<ModelRepository> repo, ModelRepository::Create(ro));
 
   std::unique_ptr<InferenceServer> server(new InferenceServer(options, std::move(repo)));
@@ -196,6 +197,44 @@ StatusOr<std::shared_ptr<const std::string>> InferenceServer::GetModelConfigJson
     const std::string& name, int64_t version) const {
   NEREID_ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> model, repository_->Get(name, version));
   return model->config_json();
+}
+
+namespace {
+
+ModelVersionStatistics StatisticsOf(const std::string& name, const ModelVersion& model) {
+  ModelVersionStatistics out;
+  out.name = name;
+  out.version = model.version();
+  out.stats = model.stats().Snapshot();
+  const inference::ModelConfig& config = *model.config();
+  out.metric_tags.assign(config.metric_tags().begin(), config.metric_tags().end());
+  std::sort(out.metric_tags.begin(), out.metric_tags.end());
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<ModelVersionStatistics>> InferenceServer::GetModelStatistics(
+    const std::string& name, int64_t version) const {
+  std::vector<ModelVersionStatistics> out;
+  if (name.empty()) {
+    for (const auto& [model_name, model] : repository_->ReadyModels()) {
+      out.push_back(StatisticsOf(model_name, *model));
+    }
+    return out;
+  }
+  const std::vector<int64_t> ready = repository_->ReadyVersions(name);
+  if (ready.empty()) return InvalidArgument("requested model '" + name + "' is not available");
+  for (int64_t v : ready) {
+    if (version >= 0 && v != version) continue;
+    // The version may be unloaded between the two lookups; it is then simply not reported.
+    auto model = repository_->Get(name, v);
+    if (model.ok()) out.push_back(StatisticsOf(name, **model));
+  }
+  if (version >= 0 && out.empty()) {
+    return InvalidArgument("requested model version is not available for model '" + name + "'");
+  }
+  return out;
 }
 
 void InferenceServer::InferAsync(std::unique_ptr<InferenceRequest>&& request, InferCallback done,

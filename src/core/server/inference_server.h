@@ -14,6 +14,7 @@
 
 #include "core/repository/load_override.h"
 #include "core/request/inference_request.h"
+#include "core/stats/model_stats.h"
 #include "core/tensor/shape.h"
 #include "nereid/status.h"
 
@@ -46,6 +47,8 @@ struct ServerOptions {
   ModelControlMode model_control_mode = ModelControlMode::kNone;
   std::vector<std::string> startup_models;  // --load-model (explicit mode); "*" alone: all
   int repository_poll_secs = 15;            // poll mode; 0: no polling thread
+  // Per-request latency observers (metrics summaries); empty when none is wanted.
+  LatencyObserverFactory latency_observers;
 };
 
 // One row of the repository index (POST /v2/repository/index, RepositoryIndex).
@@ -68,6 +71,15 @@ struct ModelMetadata {
   std::string platform;
   std::vector<TensorMetadata> inputs;
   std::vector<TensorMetadata> outputs;
+};
+
+// One ready model version's cumulative statistics (seed 004) and what the metrics need to label
+// them.
+struct ModelVersionStatistics {
+  std::string name;
+  int64_t version = 0;
+  ModelStatsSnapshot stats;
+  std::vector<std::pair<std::string, std::string>> metric_tags;  // config metric_tags, by key
 };
 
 struct InferOptions {
@@ -105,6 +117,13 @@ class InferenceServer {
   // The configuration rendered as Triton's JSON (REFERENCE.md §2.4); computed once at load.
   StatusOr<std::shared_ptr<const std::string>> GetModelConfigJson(const std::string& name,
                                                                   int64_t version) const;
+
+  // The statistics extension, as Triton's TRITONSERVER_ServerModelStatistics: an empty `name` gives
+  // every ready version of every model (by name, then version); a name alone gives its ready
+  // versions; a name and a version (>= 0) that one version. A model with no ready version or a
+  // version that is not ready is INVALID_ARG with Triton's text.
+  StatusOr<std::vector<ModelVersionStatistics>> GetModelStatistics(const std::string& name,
+                                                                   int64_t version) const;
 
   // Validates the request against the model and schedules it. `done` is called exactly once,
   // possibly before InferAsync returns (validation errors).

@@ -53,33 +53,42 @@ ModelStats::ModelStats(int64_t max_batch_size)
 
 void ModelStats::RecordSuccess(int64_t batch_size, uint64_t request_start, uint64_t queue_start,
                                const ExecutionTimes& exec, uint64_t request_end) {
+  RequestLatencies l;
+  l.request_ns = Span(request_start, request_end);
+  l.queue_ns = Span(queue_start, exec.compute_start);
+  l.compute_input_ns = Span(exec.compute_start, exec.input_end);
+  l.compute_infer_ns = Span(exec.input_end, exec.output_start);
+  l.compute_output_ns = Span(exec.output_start, exec.compute_end);
   inference_count_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(1, batch_size)),
                              std::memory_order_relaxed);
-  success_.Add(Span(request_start, request_end));
-  queue_.Add(Span(queue_start, exec.compute_start));
-  compute_input_.Add(Span(exec.compute_start, exec.input_end));
-  compute_infer_.Add(Span(exec.input_end, exec.output_start));
-  compute_output_.Add(Span(exec.output_start, exec.compute_end));
-  const uint64_t now_ms = WallClockMs();
-  uint64_t last = last_inference_ms_.load(std::memory_order_relaxed);
-  while (last < now_ms &&
-         !last_inference_ms_.compare_exchange_weak(last, now_ms, std::memory_order_relaxed)) {
-  }
+  success_.Add(l.request_ns);
+  queue_ns_.fetch_add(l.queue_ns, std::memory_order_relaxed);
+  compute_input_ns_.fetch_add(l.compute_input_ns, std::memory_order_relaxed);
+  compute_infer_ns_.fetch_add(l.compute_infer_ns, std::memory_order_relaxed);
+  compute_output_ns_.fetch_add(l.compute_output_ns, std::memory_order_relaxed);
+  if (observer_) observer_->Observe(l);
 }
 
 void ModelStats::RecordFailure(FailureReason reason, uint64_t request_start, uint64_t request_end) {
   fail_.Add(Span(request_start, request_end));
+  if (observer_) observer_->ObserveFailure(Span(request_start, request_end));
   fail_by_reason_[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
 }
 
 void ModelStats::RecordExecution(int64_t batch_size, const ExecutionTimes& exec) {
   execution_count_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t now_ms = WallClockMs();
+  uint64_t last = last_inference_ms_.load(std::memory_order_relaxed);
+  while (last < now_ms &&
+         !last_inference_ms_.compare_exchange_weak(last, now_ms, std::memory_order_relaxed)) {
+  }
   const size_t size = static_cast<size_t>(std::max<int64_t>(1, batch_size));
   if (size > batch_slots_) return;  // cannot happen for a validated request; never index past
   AtomicBatch& b = batches_[size - 1];
-  b.compute_input.Add(Span(exec.compute_start, exec.input_end));
-  b.compute_infer.Add(Span(exec.input_end, exec.output_start));
-  b.compute_output.Add(Span(exec.output_start, exec.compute_end));
+  b.count.fetch_add(1, std::memory_order_relaxed);
+  b.input_ns.fetch_add(Span(exec.compute_start, exec.input_end), std::memory_order_relaxed);
+  b.infer_ns.fetch_add(Span(exec.input_end, exec.output_start), std::memory_order_relaxed);
+  b.output_ns.fetch_add(Span(exec.output_start, exec.compute_end), std::memory_order_relaxed);
 }
 
 void ModelStats::RecordResponse(uint64_t index, bool success, uint64_t compute_infer_ns,
@@ -102,16 +111,20 @@ void ModelStats::SetMemoryUsage(std::vector<MemoryUsage> usage) {
 
 ModelStatsSnapshot ModelStats::Snapshot() const {
   ModelStatsSnapshot s;
+  s.load_duration_ns = load_duration_ns_.load(std::memory_order_relaxed);
   s.last_inference_ms = last_inference_ms_.load(std::memory_order_relaxed);
   s.inference_count = inference_count_.load(std::memory_order_relaxed);
   s.execution_count = execution_count_.load(std::memory_order_relaxed);
   s.pending_requests = std::max<int64_t>(0, pending_.load(std::memory_order_relaxed));
   s.success = success_.Load();
   s.fail = fail_.Load();
-  s.queue = queue_.Load();
-  s.compute_input = compute_input_.Load();
-  s.compute_infer = compute_infer_.Load();
-  s.compute_output = compute_output_.Load();
+  // Counts equal the success count by construction (a snapshot racing a RecordSuccess may see
+  // a duration before or after its count; each value is exact on its own).
+  const uint64_t n = s.success.count;
+  s.queue = {n, queue_ns_.load(std::memory_order_relaxed)};
+  s.compute_input = {n, compute_input_ns_.load(std::memory_order_relaxed)};
+  s.compute_infer = {n, compute_infer_ns_.load(std::memory_order_relaxed)};
+  s.compute_output = {n, compute_output_ns_.load(std::memory_order_relaxed)};
   s.cache_hit = cache_hit_.Load();
   s.cache_miss = cache_miss_.Load();
   for (size_t i = 0; i < fail_by_reason_.size(); ++i) {
@@ -119,12 +132,14 @@ ModelStatsSnapshot ModelStats::Snapshot() const {
   }
   for (size_t i = 0; i < batch_slots_; ++i) {
     const AtomicBatch& b = batches_[i];
+    const uint64_t count = b.count.load(std::memory_order_relaxed);
+    if (count == 0) continue;
     BatchStat stat;
     stat.batch_size = i + 1;
-    stat.compute_input = b.compute_input.Load();
-    stat.compute_infer = b.compute_infer.Load();
-    stat.compute_output = b.compute_output.Load();
-    if (stat.compute_infer.count > 0) s.batch_stats.push_back(stat);
+    stat.compute_input = {count, b.input_ns.load(std::memory_order_relaxed)};
+    stat.compute_infer = {count, b.infer_ns.load(std::memory_order_relaxed)};
+    stat.compute_output = {count, b.output_ns.load(std::memory_order_relaxed)};
+    s.batch_stats.push_back(stat);
   }
   const DurationStat first_infer = first_response_.compute_infer.Load();
   if (first_infer.count > 0) {

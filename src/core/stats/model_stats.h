@@ -8,7 +8,13 @@
 // counter on its own is exact, and every counter is monotonic.
 //
 // Time: request timestamps are steady-clock nanoseconds (NowNs); last_inference is wall-clock
-// milliseconds since the epoch, taken when a successful request completes.
+// milliseconds since the epoch, taken when a successful execution is recorded (as Triton's
+// InferenceStatsAggregator::UpdateInferBatchStats does).
+//
+// Response statistics are recorded only by schedulers of decoupled models (Triton fills them only
+// when a backend reports them through TRITONBACKEND_ModelInstanceReportResponseStatistics, which
+// ONNX Runtime and the other one-response backends never call), so a request/response model
+// reports an empty response_stats, as Triton does.
 //
 // Thread-safety: every method may be called from any thread concurrently.
 #pragma once
@@ -16,10 +22,12 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nereid {
@@ -60,6 +68,7 @@ inline constexpr int kFailureReasonCount = 4;
 const char* FailureReasonLabel(FailureReason reason);  // "REJECTED", "CANCELED", ...
 
 struct ModelStatsSnapshot {
+  uint64_t load_duration_ns = 0;  // how long loading this version took
   uint64_t last_inference_ms = 0;
   uint64_t inference_count = 0;
   uint64_t execution_count = 0;
@@ -87,6 +96,38 @@ struct ExecutionTimes {
   uint64_t compute_end = 0;    // outputs extracted into the response
 };
 
+// The durations of one successful request, in nanoseconds, for observers that keep
+// distributions (latency summaries). Counters and sums are in ModelStats already.
+struct RequestLatencies {
+  uint64_t request_ns = 0;
+  uint64_t queue_ns = 0;
+  uint64_t compute_input_ns = 0;
+  uint64_t compute_infer_ns = 0;
+  uint64_t compute_output_ns = 0;
+};
+
+// Sees every request of one model version that reached the scheduler. Its methods run on the
+// request path, from any thread, concurrently; they must be cheap and must not block on I/O.
+class LatencyObserver {
+ public:
+  virtual ~LatencyObserver() = default;
+  virtual void Observe(const RequestLatencies& latencies) = 0;  // a successful request
+  virtual void ObserveFailure(uint64_t request_ns) {}           // a failed one, arrival to end
+};
+
+// What an observer factory knows of the version it observes.
+struct ObservedModel {
+  std::string name;
+  int64_t version = 0;
+  bool decoupled = false;
+  // The configuration's model_metrics histogram bucket overrides: (metric family, boundaries).
+  std::vector<std::pair<std::string, std::vector<double>>> histogram_buckets;
+};
+
+// Makes the observer of one loaded model version, or returns nullptr for none.
+using LatencyObserverFactory =
+    std::function<std::unique_ptr<LatencyObserver>(const ObservedModel& model)>;
+
 class ModelStats {
  public:
   // Batch statistics are kept for sizes 1..max(1, max_batch_size); larger sizes cannot execute.
@@ -111,8 +152,14 @@ class ModelStats {
   // Requests queued for this version and not yet handed to an instance.
   void AddPending(int64_t delta) { pending_.fetch_add(delta, std::memory_order_relaxed); }
 
-  // Measured once, at load.
+  // Measured once, at load, before the version serves.
   void SetMemoryUsage(std::vector<MemoryUsage> usage);
+  void SetLoadDuration(uint64_t ns) { load_duration_ns_.store(ns, std::memory_order_relaxed); }
+  // Installs the observer every RecordSuccess reports to. Call before the version serves (the
+  // request path reads it without synchronisation of its own).
+  void SetLatencyObserver(std::unique_ptr<LatencyObserver> observer) {
+    observer_ = std::move(observer);
+  }
 
   ModelStatsSnapshot Snapshot() const;
 
@@ -128,17 +175,23 @@ class ModelStats {
       return {count.load(std::memory_order_relaxed), ns.load(std::memory_order_relaxed)};
     }
   };
+  // The three phases of an execution are always recorded together: one count serves them all
+  // (fewer atomic read-modify-writes per execution).
   struct AtomicBatch {
-    AtomicDuration compute_input;
-    AtomicDuration compute_infer;
-    AtomicDuration compute_output;
+    std::atomic<uint64_t> count{0};
+    std::atomic<uint64_t> input_ns{0}, infer_ns{0}, output_ns{0};
   };
 
+  std::unique_ptr<LatencyObserver> observer_;
+  std::atomic<uint64_t> load_duration_ns_{0};
   std::atomic<uint64_t> last_inference_ms_{0};
   std::atomic<uint64_t> inference_count_{0};
   std::atomic<uint64_t> execution_count_{0};
   std::atomic<int64_t> pending_{0};
-  AtomicDuration success_, fail_, queue_, compute_input_, compute_infer_, compute_output_;
+  // A successful request records all five durations at once; success_.count counts them all.
+  AtomicDuration success_, fail_;
+  std::atomic<uint64_t> queue_ns_{0}, compute_input_ns_{0}, compute_infer_ns_{0},
+      compute_output_ns_{0};
   AtomicDuration cache_hit_, cache_miss_;
   std::array<std::atomic<uint64_t>, kFailureReasonCount> fail_by_reason_{};
   std::unique_ptr<AtomicBatch[]> batches_;  // index = batch size - 1

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <thread>
 #include <vector>
+
+#include "core/stats/process_memory.h"
 
 namespace nereid {
 namespace {
@@ -107,6 +110,59 @@ TEST(ModelStatsTest, ResponseStatsByIndex) {
   EXPECT_EQ(s.response_stats.at("2").success.ns, 10u);
 }
 
+TEST(ModelStatsTest, LastInferenceMovesWithExecutionsOnly) {
+  ModelStats stats(1);
+  const ExecutionTimes exec = Exec(10, 1, 1, 1);
+  stats.RecordSuccess(1, 0, 5, exec, 20);  // a success alone does not move it (Triton: batch stats)
+  EXPECT_EQ(stats.Snapshot().last_inference_ms, 0u);
+  stats.RecordExecution(1, exec);
+  const uint64_t first = stats.Snapshot().last_inference_ms;
+  EXPECT_GT(first, 1600000000000u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  stats.RecordExecution(1, exec);
+  EXPECT_GT(stats.Snapshot().last_inference_ms, first);
+}
+
+class RecordingObserver : public LatencyObserver {
+ public:
+  explicit RecordingObserver(std::vector<RequestLatencies>* seen) : seen_(seen) {}
+  void Observe(const RequestLatencies& l) override { seen_->push_back(l); }
+  void ObserveFailure(uint64_t request_ns) override { failures.push_back(request_ns); }
+  std::vector<uint64_t> failures;
+
+ private:
+  std::vector<RequestLatencies>* seen_;
+};
+
+TEST(ModelStatsTest, ObserverSeesSuccessesAndFailuresApart) {
+  std::vector<RequestLatencies> seen;
+  ModelStats stats(8);
+  auto observer = std::make_unique<RecordingObserver>(&seen);
+  RecordingObserver* o = observer.get();
+  stats.SetLatencyObserver(std::move(observer));
+  const ExecutionTimes exec = Exec(1000, 10, 200, 30);
+  stats.RecordSuccess(2, 900, 950, exec, 1300);
+  stats.RecordFailure(FailureReason::kBackend, 0, 100);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].request_ns, 400u);
+  EXPECT_EQ(seen[0].queue_ns, 50u);
+  EXPECT_EQ(seen[0].compute_input_ns, 10u);
+  EXPECT_EQ(seen[0].compute_infer_ns, 200u);
+  EXPECT_EQ(seen[0].compute_output_ns, 30u);
+  EXPECT_EQ(o->failures, std::vector<uint64_t>{100});
+}
+
+TEST(ModelStatsTest, LoadFactsAreReported) {
+  ModelStats stats(1);
+  stats.SetLoadDuration(123456);
+  stats.SetMemoryUsage({{"CPU", 0, 4096}});
+  ModelStatsSnapshot s = stats.Snapshot();
+  EXPECT_EQ(s.load_duration_ns, 123456u);
+  ASSERT_EQ(s.memory_usage.size(), 1u);
+  EXPECT_EQ(s.memory_usage[0].type, "CPU");
+  EXPECT_EQ(s.memory_usage[0].byte_size, 4096u);
+}
+
 TEST(ModelStatsTest, PendingNeverReadsNegative) {
   ModelStats stats(1);
   stats.AddPending(2);
@@ -136,6 +192,14 @@ TEST(ModelStatsTest, ConcurrentRecordingLosesNothing) {
   EXPECT_EQ(s.success.ns, uint64_t{kThreads} * kPerThread * 20);
   ASSERT_EQ(s.batch_stats.size(), 4u);
   for (const BatchStat& b : s.batch_stats) EXPECT_EQ(b.compute_infer.count, uint64_t{kPerThread});
+}
+
+TEST(ProcessMemoryTest, ResidentBytesGrowsWithTouchedMemory) {
+  const uint64_t before = ResidentBytes();
+  ASSERT_GT(before, 0u);
+  std::vector<char> block(64 << 20, 1);  // 64 MiB, every page written
+  const uint64_t after = ResidentBytes();
+  EXPECT_GE(after, before + (48u << 20)) << "block[0]=" << int(block[0]);
 }
 
 }  // namespace

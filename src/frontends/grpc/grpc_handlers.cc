@@ -81,6 +81,64 @@ grpc::Status ModelConfig(InferenceServer& server, const pb::ModelConfigRequest& 
   return grpc::Status::OK;
 }
 
+void SetDuration(const DurationStat& from, pb::StatisticDuration* to) {
+  to->set_count(from.count);
+  to->set_ns(from.ns);
+}
+
+void FillModelStatistics(const ModelVersionStatistics& m, pb::ModelStatistics* out) {
+  const ModelStatsSnapshot& s = m.stats;
+  out->set_name(m.name);
+  out->set_version(std::to_string(m.version));
+  out->set_last_inference(s.last_inference_ms);
+  out->set_inference_count(s.inference_count);
+  out->set_execution_count(s.execution_count);
+  pb::InferStatistics* is = out->mutable_inference_stats();
+  SetDuration(s.success, is->mutable_success());
+  SetDuration(s.fail, is->mutable_fail());
+  SetDuration(s.queue, is->mutable_queue());
+  SetDuration(s.compute_input, is->mutable_compute_input());
+  SetDuration(s.compute_infer, is->mutable_compute_infer());
+  SetDuration(s.compute_output, is->mutable_compute_output());
+  SetDuration(s.cache_hit, is->mutable_cache_hit());
+  SetDuration(s.cache_miss, is->mutable_cache_miss());
+  for (const BatchStat& b : s.batch_stats) {
+    pb::InferBatchStatistics* bs = out->add_batch_stats();
+    bs->set_batch_size(b.batch_size);
+    SetDuration(b.compute_input, bs->mutable_compute_input());
+    SetDuration(b.compute_infer, bs->mutable_compute_infer());
+    SetDuration(b.compute_output, bs->mutable_compute_output());
+  }
+  for (const MemoryUsage& u : s.memory_usage) {
+    pb::MemoryUsage* mu = out->add_memory_usage();
+    mu->set_type(u.type);
+    mu->set_id(u.id);
+    mu->set_byte_size(u.byte_size);
+  }
+  for (const auto& [key, r] : s.response_stats) {
+    pb::InferResponseStatistics& rs = (*out->mutable_response_stats())[key];
+    SetDuration(r.compute_infer, rs.mutable_compute_infer());
+    SetDuration(r.compute_output, rs.mutable_compute_output());
+    SetDuration(r.success, rs.mutable_success());
+    SetDuration(r.fail, rs.mutable_fail());
+    SetDuration(r.empty_response, rs.mutable_empty_response());
+    SetDuration(r.cancel, rs.mutable_cancel());
+  }
+}
+
+// Statistics extension: an empty name means every model (the version is then ignored, as Triton
+// does).
+grpc::Status ModelStatistics(InferenceServer& server, const pb::ModelStatisticsRequest& request,
+                             pb::ModelStatisticsResponse* response) {
+  StatusOr<int64_t> version = ParseModelVersion(request.version());
+  if (!version.ok()) return ToGrpcStatus(version.status());
+  auto stats = server.GetModelStatistics(request.name(), *version);
+  if (!stats.ok()) return ToGrpcStatus(stats.status());
+  for (const ModelVersionStatistics& m : *stats)
+    FillModelStatistics(m, response->add_model_stats());
+  return grpc::Status::OK;
+}
+
 // Triton's health service answers readiness, not liveness.
 grpc::Status HealthCheck(InferenceServer& server, const HealthCheckRequest&,
                          HealthCheckResponse* response) {
@@ -97,7 +155,7 @@ grpc::Status NotYet(InferenceServer&, const google::protobuf::Message&,
                       std::string(kFeature) + " is not supported by this build of Nereid yet");
 }
 
-constexpr char kStatistics[] = "model statistics";
+
 constexpr char kSystemShm[] = "system shared memory";
 constexpr char kCudaShm[] = "CUDA shared memory (this is a CPU-only server)";
 constexpr char kTrace[] = "trace settings";
@@ -198,8 +256,7 @@ void ListenUnaryCalls(const std::shared_ptr<GrpcShared>& shared) {
   ListenOne(shared, &Service::RequestServerMetadata, &ServerMetadata);
   ListenOne(shared, &Service::RequestModelMetadata, &ModelMetadata);
   ListenOne(shared, &Service::RequestModelConfig, &ModelConfig);
-  ListenOne(shared, &Service::RequestModelStatistics,
-            &Reject<kStatistics, pb::ModelStatisticsRequest, pb::ModelStatisticsResponse>);
+  ListenOne(shared, &Service::RequestModelStatistics, &ModelStatistics);
   ListenOne(shared, &Service::RequestSystemSharedMemoryStatus,
             &Reject<kSystemShm, pb::SystemSharedMemoryStatusRequest,
                     pb::SystemSharedMemoryStatusResponse>);

@@ -7,6 +7,7 @@
 #include "frontends/http/infer_handler.h"
 #include "frontends/http/metadata_codec.h"
 #include "frontends/http/repository_handlers.h"
+#include "frontends/http/stats_codec.h"
 #include "frontends/http/status_mapping.h"
 
 namespace nereid {
@@ -58,6 +59,14 @@ void HandleModelConfig(InferenceServer* server, const HttpHandlerOptions&, HttpR
   responder->Send(std::move(r));
 }
 
+// Statistics extension; Triton answers every error of this endpoint with 400.
+void HandleModelStats(InferenceServer* server, const HttpHandlerOptions&, HttpRequest&,
+                      const RouteParams& p, Responder responder) {
+  auto stats = server->GetModelStatistics(p.model, p.version);
+  if (!stats.ok()) return responder->Send(ErrorResponse(400, stats.status().message()));
+  responder->Send(HttpResponse::Json(200, EncodeModelStatistics(*stats)));
+}
+
 struct Route {
   unsigned methods;
   std::string_view pattern;
@@ -70,12 +79,14 @@ constexpr Route kRoutes[] = {
     {kHttpGet, "/v2", &HandleServerMetadata},
     {kHttpGet, "/v2/health/live", &HandleLive},
     {kHttpGet, "/v2/health/ready", &HandleReady},
+    {kHttpGet, "/v2/models/stats", &HandleModelStats},  // before {model}: "stats" is no model
     {kHttpGet, "/v2/models/{model}[/versions/{version}]", &HandleModelMetadata},
     {kHttpGet, "/v2/models/{model}[/versions/{version}]/ready", &HandleModelReady},
     {kHttpGet, "/v2/models/{model}[/versions/{version}]/config", &HandleModelConfig},
     {kHttpPost, "/v2/repository[/{region}]/index", &HandleRepositoryIndex},
     {kHttpPost, "/v2/repository[/{region}]/models/{model}/load", &HandleRepositoryLoad},
     {kHttpPost, "/v2/repository[/{region}]/models/{model}/unload", &HandleRepositoryUnload},
+    {kHttpGet, "/v2/models/{model}[/versions/{version}]/stats", &HandleModelStats},
 };
 
 }  // namespace

@@ -6,8 +6,9 @@
 //   ready"} GET  /v2/models/{m}[/versions/{v}]/config         the configuration JSON as rendered by
 //   the core POST /v2/models/{m}[/versions/{v}]/infer          inference (infer_handler.h)
 //   POST /v2/repository/...                           model repository (repository_handlers.h)
-// Other extension routes (statistics, shared memory, trace, logging, generate) answer 404 until
-// registered here, one line each.
+//   GET  /v2/models[/{m}[/versions/{v}]]/stats        statistics extension (stats_codec.h)
+// Other extension routes (shared memory, trace, logging, generate) answer 404 until registered
+// here, one line each.
 //
 // Thread-safety: handlers run concurrently on I/O threads; they only call the thread-safe
 // facade. Lifetime: `server` must outlive the router and every HttpServer using it.

@@ -1,0 +1,88 @@
+#include "frontends/metrics/metrics_service.h"
+
+#include "core/server/inference_server.h"
+#include "frontends/http/http_server.h"
+#include "frontends/http/status_mapping.h"
+#include "frontends/metrics/cpu_metrics.h"
+#include "frontends/metrics/latency_metrics.h"
+#include "frontends/metrics/metrics_text.h"
+
+namespace nereid {
+
+struct MetricsService::Impl {
+  MetricsOptions options;
+  std::unique_ptr<LatencyMetrics> latencies;  // only with summary or histogram latencies
+  CpuMonitor cpu;
+  InferenceServer* server = nullptr;
+  std::unique_ptr<HttpServer> http;
+};
+
+MetricsService::MetricsService(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MetricsService::~MetricsService() { Stop(); }
+
+StatusOr<std::unique_ptr<MetricsService>> MetricsService::Create(const MetricsOptions& options) {
+  if (options.interval_ms <= 0) {
+    return InvalidArgument("--metrics-interval-ms must be a positive number of milliseconds");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  if (options.config.summary_latencies || options.config.histogram_latencies) {
+    impl->latencies = std::make_unique<LatencyMetrics>(options.config);
+  }
+  return std::unique_ptr<MetricsService>(new MetricsService(std::move(impl)));
+}
+
+LatencyObserverFactory MetricsService::LatencyObservers() {
+  return impl_->latencies ? impl_->latencies->Factory() : LatencyObserverFactory();
+}
+
+std::string MetricsService::Scrape() const {
+  MetricsInput input;
+  if (impl_->server != nullptr) {
+    auto models = impl_->server->GetModelStatistics("", -1);
+    if (models.ok()) input.models = std::move(*models);
+  }
+  if (impl_->options.allow_cpu) input.cpu = impl_->cpu.Read();
+  if (impl_->latencies) {
+    const LatencyMetrics* l = impl_->latencies.get();
+    input.latencies = [l](const std::string& model, int64_t version) {
+      return l->Find(model, version);
+    };
+  }
+  return RenderMetrics(BuildMetricFamilies(input, impl_->options.config));
+}
+
+Status MetricsService::Serve(InferenceServer* server) {
+  impl_->server = server;
+  if (impl_->options.allow_cpu) impl_->cpu.Start(impl_->options.interval_ms);
+  HttpServerOptions ho;
+  ho.address = impl_->options.address;
+  ho.port = impl_->options.port;
+  ho.thread_count = 1;
+  ho.max_input_size = 64 * 1024;
+  const MetricsService* self = this;
+  auto handler = [self](HttpRequest& request, std::shared_ptr<HttpResponder> responder) {
+    if (request.method != HttpMethod::kGet) {
+      return responder->Send(ErrorResponse(405, "Method Not Allowed"));
+    }
+    if (request.Path() != "/metrics") return responder->Send(ErrorResponse(400, "Bad Request"));
+    HttpResponse r = HttpResponse::Empty(200);
+    r.headers.Add("Content-Type", "text/plain; charset=utf-8");
+    r.body.Append(self->Scrape());
+    responder->Send(std::move(r));
+  };
+  NEREID_ASSIGN_OR_RETURN(impl_->http, HttpServer::Create(ho, std::move(handler)));
+  return impl_->http->Start();
+}
+
+int MetricsService::port() const { return impl_->http ? impl_->http->port() : 0; }
+
+void MetricsService::Stop() {
+  if (impl_->http) {
+    impl_->http->Stop(std::chrono::milliseconds(1000));
+    impl_->http.reset();
+  }
+  impl_->cpu.Stop();
+}
+
+}  // namespace nereid
