@@ -21,7 +21,7 @@ from helpers import Server, repo  # noqa: E402
 
 REQUIRED_REPOS = [
     ("examples",), ("fixtures", "types"), ("fixtures", "features"), ("fixtures", "broken"),
-    ("fixtures", "single_good"), ("fixtures", "batching"),
+    ("fixtures", "single_good"), ("fixtures", "batching"), ("fixtures", "sequence"),
 ]
 
 
