@@ -562,7 +562,9 @@ ELEM = {"TYPE_INT32": TensorProto.INT32, "TYPE_FP32": TensorProto.FLOAT,
 def controls_onnx(types):
     """Echoes every control input: OUT_<name> = <name> ([batch,1], its type), OUTPUT = INPUT.
     With a numeric CORRID also DUP int32 [batch,1] (rows of the batch sharing this row's CORRID)
-    and BATCH int64 [batch,1] (the batch size the row ran in)."""
+    and BATCH int64 [batch,1] (the batch size the row ran in), and with READY also READY_ROWS
+    int32 [batch,1] (rows of the batch whose READY is true: fewer than BATCH when Direct filled
+    empty slots)."""
     b = ["batch", 1]
     nodes = [helper.make_node("Identity", ["INPUT"], ["OUTPUT"])]
     inputs = [vi("INPUT", TensorProto.INT32, b)]
@@ -585,6 +587,14 @@ def controls_onnx(types):
         ]
         inits = [const("axes", np.array([1], np.int64)), const("zero", np.array([0], np.int64))]
         outputs += [vi("DUP", TensorProto.INT32, b), vi("BATCH", TensorProto.INT64, b)]
+        if "READY" in types:  # READY_ROWS: rows of the batch whose READY is true
+            nodes += [
+                helper.make_node("Cast", ["READY"], ["ready_b"], to=TensorProto.BOOL),
+                helper.make_node("Cast", ["ready_b"], ["ready_i"], to=TensorProto.INT32),
+                helper.make_node("ReduceSum", ["ready_i", "zero"], ["ready_n"], keepdims=1),
+                helper.make_node("Expand", ["ready_n", "in_shape"], ["READY_ROWS"]),
+            ]
+            outputs.append(vi("READY_ROWS", TensorProto.INT32, b))
     return make_model("controls", nodes, inputs, outputs, inits)
 
 
@@ -688,6 +698,8 @@ def fixture_sequence(repo):
         outs = [i32("OUTPUT")] + [tensor_cfg("OUT_" + k, t, [1]) for k, t in types.items()]
         if types.get("CORRID", "TYPE_STRING") != "TYPE_STRING":
             outs += [i32("DUP"), tensor_cfg("BATCH", "TYPE_INT64", [1])]
+            if "READY" in types:
+                outs.append(i32("READY_ROWS"))
         blocks = [control_block(k, kinds[k], t, v) for k, (t, v) in controls.items()]
         write_model(repo, name, seq_config(name, 4, [i32("INPUT")], outs, strategy, blocks),
                     {1: controls_onnx(types)})

@@ -216,6 +216,7 @@ def test_direct_keeps_the_slot_row_and_fills_empty_rows(server):
     infer(server, "seq_controls", 1, a, end=True)
     r = infer(server, "seq_controls", 1, b)
     assert out(r, "BATCH") == 2
+    assert out(r, "READY_ROWS") == 1  # the filler row's READY is false
     assert out(r, "DUP") == 1
     assert out(r, "OUT_READY") is True
     infer(server, "seq_controls", 1, b, end=True)
@@ -350,16 +351,18 @@ def test_oldest_batches_hold_one_request_per_sequence(server):
             if k == 0:
                 barrier.wait()
             r = infer(server, "seq_controls_oldest", k, sid, start=k == 0, end=k == 2)
-            rows.append((out(r, "DUP"), out(r, "BATCH"), out(r, "OUT_CORRID"), out(r, "OUTPUT")))
+            rows.append((out(r, "DUP"), out(r, "BATCH"), out(r, "OUT_CORRID"), out(r, "OUTPUT"),
+                         out(r, "READY_ROWS")))
         return rows
 
     with ThreadPoolExecutor(len(seqs)) as pool:
         results = list(pool.map(one, seqs))
     batches = []
     for sid, rows in zip(seqs, results):
-        for k, (dup, batch, corrid, value) in enumerate(rows):
+        for k, (dup, batch, corrid, value, ready_rows) in enumerate(rows):
             assert dup == 1, "two requests of one sequence shared a batch"
             assert corrid == sid and value == k
+            assert ready_rows == batch  # Oldest has no filler rows
             batches.append(batch)
     assert max(batches) > 1, f"Oldest never batched: {batches}"
     assert max(batches) <= 4
@@ -402,17 +405,25 @@ def grpc_req(model, value, sid, start=False, end=False, request_id="", outputs=N
 
 
 def test_grpc_stream_interleaved_sequences(server):
-    ids = [new_id(), f"s{new_id()}", new_id()]
-    values = {sid: [k + 1, k + 2, k + 3, k + 4] for k, sid in enumerate(ids)}
-    reqs, expect = [], []
-    for step in range(4):
-        for sid in ids:
-            reqs.append(grpc_req("seq_accum", values[sid][step], sid, start=step == 0,
-                                 end=step == 3, request_id=f"{sid}/{step}"))
-            expect.append(sum(values[sid][:step + 1]))
-    got = list(server.stub().ModelStreamInfer(iter(reqs)))
-    assert [r.error_message for r in got] == [""] * len(reqs)
-    assert [int(output_array(r.infer_response)[0][0]) for r in got] == expect
+    # Four streams at once, each interleaving the requests of its own 4 sequences (16 sequences
+    # on 4 slots: most wait in the backlog). A stream must hand its requests to the scheduler in
+    # stream order, or a sequence sees its requests out of order.
+    def one_stream(s):
+        ids = [new_id(), f"s{new_id()}", new_id(), f"s{new_id()}"]
+        steps = 8
+        values = {sid: [k * 10 + j for j in range(steps)] for k, sid in enumerate(ids)}
+        reqs, expect = [], []
+        for step in range(steps):
+            for sid in ids:
+                reqs.append(grpc_req("seq_accum", values[sid][step], sid, start=step == 0,
+                                     end=step == steps - 1, request_id=f"{sid}/{step}"))
+                expect.append(sum(values[sid][:step + 1]))
+        got = list(server.stub().ModelStreamInfer(iter(reqs)))
+        assert [r.error_message for r in got] == [""] * len(reqs)
+        assert [int(output_array(r.infer_response)[0][0]) for r in got] == expect
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(one_stream, range(4)))
 
 
 def test_grpc_stream_errors_stay_in_the_stream(server):
@@ -484,3 +495,10 @@ def test_shutdown_with_open_and_backlogged_sequences_exits_cleanly(pbs):  # noqa
     finally:
         rc = s.stop()
     assert rc == 0, s.stderr()[-3000:]
+
+
+def test_sequence_extension_is_reported(server):
+    # Triton's order: classification, sequence, model_repository, ..., schedule_policy, ...
+    ext = server.get("/v2").json()["extensions"]
+    assert "sequence" in ext
+    assert ext.index("sequence") < ext.index("schedule_policy")
