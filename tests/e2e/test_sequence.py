@@ -10,6 +10,7 @@ INPUT + state, so a response shows the whole history of its sequence.
 """
 
 import itertools
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,8 +28,11 @@ CORRID_ERR = "must specify a non-zero or non-empty correlation ID"
 
 @pytest.fixture(scope="module")
 def server(pbs):  # noqa: F811
+    # --log-verbose=1: the batcher logs each sequence that waits in the backlog, which the backlog
+    # tests wait for instead of sleeping.
     yield from serve_grpc([repo("fixtures", "sequence")], "sequence",
-                          flags=["--exit-on-error=false", "--strict-readiness=false"])
+                          flags=["--exit-on-error=false", "--strict-readiness=false",
+                                 "--log-verbose=1"])
 
 
 _ids = itertools.count(1000)
@@ -229,7 +233,7 @@ def test_more_sequences_than_slots_queue_in_the_backlog(server):
     assert out(infer(server, "seq_accum_one_slot", 1, a, start=True)) == 1
     with ThreadPoolExecutor(1) as pool:
         waiting = pool.submit(infer, server, "seq_accum_one_slot", 100, b, True, True)
-        time.sleep(0.3)
+        server.wait_for_log(f"sequence {b} waits in the backlog")
         assert not waiting.done(), "a second sequence ran although the only slot was taken"
         assert out(infer(server, "seq_accum_one_slot", 2, a, end=True)) == 3
         assert out(waiting.result(timeout=10)) == 100
@@ -480,18 +484,18 @@ def test_grpc_parameter_types(server, key, setter, message):
 
 def test_shutdown_with_open_and_backlogged_sequences_exits_cleanly(pbs):  # noqa: F811
     s = GrpcServer([repo("fixtures", "sequence")], name="sequence-shutdown",
-                   flags=["--exit-on-error=false", "--strict-readiness=false"]).start()
+                   flags=["--exit-on-error=false", "--strict-readiness=false",
+                          "--log-verbose=1"]).start()
     try:
-        a, b = new_id(), new_id()
+        a, b, c = new_id(), new_id(), new_id()
         assert out(infer(s, "seq_accum_idle", 1, a, start=True)) == 1
         assert out(infer(s, "seq_accum_idle", 1, b, start=True)) == 1
         with ThreadPoolExecutor(1) as pool:
-            waiting = pool.submit(infer, s, "seq_accum_idle", 5, new_id(), True, True)
-            time.sleep(0.05)
-            import signal
+            waiting = pool.submit(infer, s, "seq_accum_idle", 5, c, True, True)
+            s.wait_for_log(f"sequence {c} waits in the backlog")
             s.send_signal(signal.SIGTERM)
-            r = waiting.result(timeout=20)
-            assert r.status_code in (200, 400, 503), r.text
+            # In flight at shutdown: it runs once an idle sequence frees a slot.
+            assert out(waiting.result(timeout=20)) == 5
     finally:
         rc = s.stop()
     assert rc == 0, s.stderr()[-3000:]

@@ -111,6 +111,8 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
     Reject(job.job, Unavailable("model '" + model_->name + "' is unloading"));
     return;
   }
+  const size_t backlog = table_.backlog_size();
+  const std::string id = logging::VerboseLevel() >= 1 ? job.corrid.ToString() : std::string();
   if (!table_.Admit(key, job.start, end, job.job.queue_start_ns, job)) {
     lock.unlock();
     Reject(job.job, InvalidArgument("inference request for sequence " + job.corrid.ToString() +
@@ -120,7 +122,12 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
     return;
   }
   stats_->AddPending(1);
+  const bool backlogged = table_.backlog_size() > backlog;
   lock.unlock();
+  if (backlogged) {
+    LOG_VERBOSE(1, "model '{}': sequence {} waits in the backlog (every slot is taken)",
+                model_->name, id);
+  }
   for (auto& cv : cvs_) cv->notify_one();
 }
 
