@@ -48,6 +48,10 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   no_versions. All but not_onnx/no_model_file carry the valid add/sub model.
   DIR/single_good simple only.
   DIR/batching    dynamic batcher models (see "Batching fixtures" below).
+  DIR/sequence    sequence batcher models (accumulators with implicit state, control-input echo
+                  models, initial_state from zeros and from a file, growing and wrong-shaped
+                  state, two configurations that must fail to load); the table is in
+                  tests/fixtures/README.md and each builder's docstring gives its graph.
 
 slow_identity: INPUT0 float [1] -> OUTPUT0 bit-identical to INPUT0, slowly. c = Clip(INPUT0,0,0)+1
 (= 1 for every non-NaN input), A0 = Expand(c, [512,512]), A(k+1) = Tanh(MatMul(A(k), W)) for
