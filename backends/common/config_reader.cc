@@ -60,7 +60,8 @@ Status ReadSequenceTensors(const rapidjson::Value& doc, ModelConfig* config) {
   const rapidjson::Value* sb = FindMember(doc, "sequence_batching");
   if (sb == nullptr || !sb->IsObject()) return Status::Ok();
   auto listed = [](const std::vector<IoConfig>& list, std::string_view name) {
-    return std::any_of(list.begin(), list.end(), [&](const IoConfig& io) { return io.name == name; });
+    return std::any_of(list.begin(), list.end(),
+                       [&](const IoConfig& io) { return io.name == name; });
   };
   if (const rapidjson::Value* inputs = FindMember(*sb, "control_input");
       inputs != nullptr && inputs->IsArray()) {
@@ -78,7 +79,8 @@ Status ReadSequenceTensors(const rapidjson::Value& doc, ModelConfig* config) {
       } else if (HasEntries(c, "bool_false_true")) {
         io.data_type = DataType::kBool;
       } else {
-        io.data_type = DataTypeFromConfigName(StringMember(c, "data_type")).value_or(DataType::kInvalid);
+        io.data_type =
+            DataTypeFromConfigName(StringMember(c, "data_type")).value_or(DataType::kInvalid);
       }
       if (!io.name.empty() && !listed(config->inputs, io.name)) config->inputs.push_back(io);
     }

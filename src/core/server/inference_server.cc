@@ -13,8 +13,7 @@ namespace {
 
 // Extensions this build really implements, in Triton's order (REFERENCE.md §1.1).
 std::vector<std::string> Extensions() {
-  return {"sequence", "schedule_policy", "model_configuration", "binary_tensor_data",
-          "parameters"};
+  return {"sequence", "schedule_policy", "model_configuration", "binary_tensor_data", "parameters"};
 }
 
 int DefaultMaxBatchSize(const ServerOptions& options) {

@@ -227,7 +227,8 @@ Status CheckScheduleParameters(const Parameters& params) {
     }
   }
   for (const char* key : {"sequence_start", "sequence_end"}) {
-    if (const ParameterValue* f = params.Find(key); f != nullptr && !std::holds_alternative<bool>(*f)) {
+    if (const ParameterValue* f = params.Find(key);
+        f != nullptr && !std::holds_alternative<bool>(*f)) {
       return InvalidArgument(std::string("invalid value type for '") + key +
                              "' parameter, expected bool_param.");
     }

@@ -155,7 +155,8 @@ Status FinishRequest(bool saw_inputs, ParsedInferHeader* out) {
   // Sequence parameters as Triton's HTTP frontend reads them: an unsigned or string ID, boolean
   // flags.
   if (const ParameterValue* id = params.Find("sequence_id");
-      id != nullptr && !std::holds_alternative<std::string>(*id) && !GetUint(params, "sequence_id")) {
+      id != nullptr && !std::holds_alternative<std::string>(*id) &&
+      !GetUint(params, "sequence_id")) {
     return InvalidArgument(
         "Unable to parse 'sequence_id': attempt to access JSON non-unsigned-integer as "
         "unsigned-integer");

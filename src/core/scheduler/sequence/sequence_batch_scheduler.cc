@@ -96,8 +96,9 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   } else {
     for (const RequestedOutput& o : request.outputs) job.client_outputs.push_back(o.name);
     for (const StateSpec& s : options_.states) {
-      const bool listed = std::any_of(request.outputs.begin(), request.outputs.end(),
-                                      [&](const RequestedOutput& o) { return o.name == s.output_name; });
+      const bool listed =
+          std::any_of(request.outputs.begin(), request.outputs.end(),
+                      [&](const RequestedOutput& o) { return o.name == s.output_name; });
       if (!listed) request.outputs.push_back({s.output_name, {}});
     }
   }
@@ -277,8 +278,8 @@ void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch
                                       const std::vector<size_t>& group,
                                       std::vector<Result>* results) {
   // Direct: every request sits in its slot's row; rows without a request get a filler.
-  const bool direct = options_.strategy == SequenceOptions::Strategy::kDirect &&
-                      options_.max_batch_size > 0;
+  const bool direct =
+      options_.strategy == SequenceOptions::Strategy::kDirect && options_.max_batch_size > 0;
   size_t rows = group.size();
   if (direct) {
     rows = 0;
@@ -300,8 +301,8 @@ void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch
   }
   std::vector<int64_t> sizes(rows, 1);
   ExecutionTimes times;
-  auto out = RunBatchOnInstance(*instances_[instance], exec_info_, std::move(requests), sizes,
-                                &times);
+  auto out =
+      RunBatchOnInstance(*instances_[instance], exec_info_, std::move(requests), sizes, &times);
   const uint64_t end = NowNs();
   bool executed = false;
   for (size_t g = 0; g < group.size(); ++g) {

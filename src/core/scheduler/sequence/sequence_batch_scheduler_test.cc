@@ -114,7 +114,8 @@ class SequenceBatchSchedulerTest : public ::testing::Test {
     options_.max_batch_size = 4;
     options_.slots_per_instance = 4;
     auto flag = [](const char* name) {
-      return ControlSpec{name, DataType::kInt32, {std::string(4, '\0'), std::string("\1\0\0\0", 4)}};
+      return ControlSpec{
+          name, DataType::kInt32, {std::string(4, '\0'), std::string("\1\0\0\0", 4)}};
     };
     options_.start = flag("START");
     options_.ready = flag("READY");

@@ -74,8 +74,8 @@ Status ReadInitialState(const inference::ModelConfig& config, const std::filesys
                            "' may have at most one initial_state");
   }
   const auto& init = s.initial_state(0);
-  const std::string what = "model '" + config.name() + "': initial_state of state '" +
-                           s.input_name() + "'";
+  const std::string what =
+      "model '" + config.name() + "': initial_state of state '" + s.input_name() + "'";
   if (init.data_type() != s.data_type()) {
     return InvalidArgument(what + " must have the state's data_type " +
                            inference::DataType_Name(s.data_type()));
@@ -127,8 +127,9 @@ StatusOr<SequenceOptions> SequenceOptions::FromConfig(const inference::ModelConf
     o.preferred_batch_sizes.assign(old.preferred_batch_size().begin(),
                                    old.preferred_batch_size().end());
     o.preserve_ordering = old.preserve_ordering();
-    o.slots_per_instance =
-        old.max_candidate_sequences() > 0 ? static_cast<size_t>(old.max_candidate_sequences()) : mbs;
+    o.slots_per_instance = old.max_candidate_sequences() > 0
+                               ? static_cast<size_t>(old.max_candidate_sequences())
+                               : mbs;
   } else {
     o.max_queue_delay_ns = sb.direct().max_queue_delay_microseconds() * 1000;
     o.minimum_slot_utilization = sb.direct().minimum_slot_utilization();
@@ -137,13 +138,20 @@ StatusOr<SequenceOptions> SequenceOptions::FromConfig(const inference::ModelConf
   for (const auto& input : sb.control_input()) {
     for (const Control& c : input.control()) {
       switch (c.kind()) {
-        case Control::CONTROL_SEQUENCE_START: o.start = ReadFlag(input.name(), c); break;
-        case Control::CONTROL_SEQUENCE_END: o.end = ReadFlag(input.name(), c); break;
-        case Control::CONTROL_SEQUENCE_READY: o.ready = ReadFlag(input.name(), c); break;
+        case Control::CONTROL_SEQUENCE_START:
+          o.start = ReadFlag(input.name(), c);
+          break;
+        case Control::CONTROL_SEQUENCE_END:
+          o.end = ReadFlag(input.name(), c);
+          break;
+        case Control::CONTROL_SEQUENCE_READY:
+          o.ready = ReadFlag(input.name(), c);
+          break;
         case Control::CONTROL_SEQUENCE_CORRID:
           o.corrid = CorridSpec{input.name(), static_cast<DataType>(c.data_type())};
           break;
-        default: break;
+        default:
+          break;
       }
     }
   }

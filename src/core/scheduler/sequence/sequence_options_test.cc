@@ -47,12 +47,11 @@ TEST(SequenceOptionsTest, ControlsAreEncodedPerKind) {
 
 TEST(SequenceOptionsTest, OldestKnobs) {
   TempDir dir;
-  auto o = SequenceOptions::FromConfig(
-      Parse(R"(name: "m" max_batch_size: 8 sequence_batching {
+  auto o = SequenceOptions::FromConfig(Parse(R"(name: "m" max_batch_size: 8 sequence_batching {
         max_sequence_idle_microseconds: 5000
         oldest { max_candidate_sequences: 3 preferred_batch_size: [2] max_queue_delay_microseconds: 7
                  preserve_ordering: true } })"),
-      dir.path());
+                                       dir.path());
   ASSERT_TRUE(o.ok());
   EXPECT_EQ(o->strategy, SequenceOptions::Strategy::kOldest);
   EXPECT_EQ(o->slots_per_instance, 3u);
@@ -81,7 +80,8 @@ TEST(SequenceOptionsTest, InitialStateZeroData) {
 TEST(SequenceOptionsTest, InitialStateFromFile) {
   TempDir dir;
   const int32_t values[2] = {5, -2};
-  dir.WriteFile("initial_state/init.bin", std::string_view(reinterpret_cast<const char*>(values), 8));
+  dir.WriteFile("initial_state/init.bin",
+                std::string_view(reinterpret_cast<const char*>(values), 8));
   auto o = SequenceOptions::FromConfig(
       Parse(std::string(kStateHead) +
             R"(initial_state { data_type: TYPE_INT32 dims: [2] data_file: "init.bin" } } })"),
@@ -97,13 +97,16 @@ TEST(SequenceOptionsTest, InitialStateFileErrors) {
   auto load = [&](const std::string& init) {
     return SequenceOptions::FromConfig(Parse(std::string(kStateHead) + init + " } }"), dir.path());
   };
-  auto bad_size = load(R"(initial_state { data_type: TYPE_INT32 dims: [2] data_file: "short.bin" })");
+  auto bad_size =
+      load(R"(initial_state { data_type: TYPE_INT32 dims: [2] data_file: "short.bin" })");
   ASSERT_FALSE(bad_size.ok());
   EXPECT_NE(bad_size.status().message().find("holds 3 bytes, expected 8"), std::string::npos);
-  auto escape = load(R"(initial_state { data_type: TYPE_INT32 dims: [2] data_file: "../secret.bin" })");
+  auto escape =
+      load(R"(initial_state { data_type: TYPE_INT32 dims: [2] data_file: "../secret.bin" })");
   ASSERT_FALSE(escape.ok());
   EXPECT_NE(escape.status().message().find("must stay within"), std::string::npos);
-  auto absolute = load(R"(initial_state { data_type: TYPE_INT32 dims: [2] data_file: "/etc/passwd" })");
+  auto absolute =
+      load(R"(initial_state { data_type: TYPE_INT32 dims: [2] data_file: "/etc/passwd" })");
   ASSERT_FALSE(absolute.ok());
   EXPECT_NE(absolute.status().message().find("relative path"), std::string::npos);
   auto missing = load(R"(initial_state { data_type: TYPE_INT32 dims: [2] data_file: "none.bin" })");
@@ -120,7 +123,8 @@ TEST(SequenceOptionsTest, LinkOutOfTheModelIsRefused) {
   TempDir dir;
   dir.WriteFile("outside.bin", "12345678");
   dir.WriteFile("initial_state/keep", "");
-  std::filesystem::create_symlink(dir.path() / "outside.bin", dir.path() / "initial_state/link.bin");
+  std::filesystem::create_symlink(dir.path() / "outside.bin",
+                                  dir.path() / "initial_state/link.bin");
   auto o = SequenceOptions::FromConfig(
       Parse(std::string(kStateHead) +
             R"(initial_state { data_type: TYPE_INT32 dims: [2] data_file: "link.bin" } } })"),

@@ -101,12 +101,12 @@ TEST(SequenceTableTest, ReaperReleasesIdleSequencesOnTheFakeClock) {
   Table t(1, 1, kIdle);
   ASSERT_TRUE(Admit(t, "a", true, false, 0, 1));
   ASSERT_TRUE(Admit(t, "b", true, false, 0, 2));  // backlogged
-  EXPECT_EQ(t.NextReapNs(), 0u);  // "a" has a request waiting: never idle
+  EXPECT_EQ(t.NextReapNs(), 0u);                  // "a" has a request waiting: never idle
   EXPECT_EQ(TakeAt(t, 0, 0, 100), 1);
   EXPECT_EQ(t.NextReapNs(), 100 + kIdle);
   EXPECT_TRUE(t.Reap(100 + kIdle - 1).empty());
   EXPECT_EQ(t.Reap(100 + kIdle), std::vector<std::string>{"a"});
-  EXPECT_EQ(t.Head(0, 0)->key, "b");  // promoted
+  EXPECT_EQ(t.Head(0, 0)->key, "b");                   // promoted
   EXPECT_FALSE(Admit(t, "a", false, false, 2000, 3));  // released: START needed again
 }
 

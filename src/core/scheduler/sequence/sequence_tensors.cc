@@ -35,10 +35,14 @@ std::string CorridBytes(const CorridSpec& spec, const CorrelationId& id) {
       std::string out = fixed(static_cast<uint32_t>(s.size()));
       return out + s;
     }
-    case DataType::kInt64: return fixed(static_cast<int64_t>(id.number));
-    case DataType::kUint32: return fixed(static_cast<uint32_t>(id.number));
-    case DataType::kInt32: return fixed(static_cast<int32_t>(id.number));
-    default: return fixed(id.number);
+    case DataType::kInt64:
+      return fixed(static_cast<int64_t>(id.number));
+    case DataType::kUint32:
+      return fixed(static_cast<uint32_t>(id.number));
+    case DataType::kInt32:
+      return fixed(static_cast<int32_t>(id.number));
+    default:
+      return fixed(id.number);
   }
 }
 
@@ -122,8 +126,7 @@ void AddSequenceInputs(const SequenceOptions& o, bool start, bool end, bool read
     std::string data = spec.has_initial
                            ? spec.initial_data
                            : ZeroBytes(spec.data_type, ElementCount(shape).value_or(0));
-    AddInput(request, added.get(), spec.input_name, spec.data_type, Row(o, shape),
-             std::move(data));
+    AddInput(request, added.get(), spec.input_name, spec.data_type, Row(o, shape), std::move(data));
   }
   request->KeepAlive(std::move(added));
 }
@@ -156,8 +159,8 @@ std::unique_ptr<InferenceRequest> MakeFillerRequest(const SequenceOptions& o,
 }
 
 Status TakeStateOutputs(const ModelInfo& model, const SequenceOptions& o,
-                        const std::vector<std::string>& client_outputs,
-                        InferenceResponse* response, StoredState* state) {
+                        const std::vector<std::string>& client_outputs, InferenceResponse* response,
+                        StoredState* state) {
   StoredState next;
   next.shapes.resize(o.states.size());
   next.data.resize(o.states.size());
@@ -173,8 +176,8 @@ Status TakeStateOutputs(const ModelInfo& model, const SequenceOptions& o,
     if (o.max_batch_size > 0 && !item.empty()) item.erase(item.begin());
     if (!ShapeMatches(item, spec.dims)) {
       return Internal("model '" + model.name + "' produced state output '" + spec.output_name +
-                      "' of shape " + ShapeToString(item) + ", which does not match the state dims " +
-                      ShapeToString(spec.dims));
+                      "' of shape " + ShapeToString(item) +
+                      ", which does not match the state dims " + ShapeToString(spec.dims));
     }
     next.shapes[i] = std::move(item);
     next.data[i] = it->data;

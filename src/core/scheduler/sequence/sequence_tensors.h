@@ -51,7 +51,7 @@ std::unique_ptr<InferenceRequest> MakeFillerRequest(const SequenceOptions& optio
 // Moves the state outputs of `response` (one row) into `state`, checking their shapes against
 // the state dims, then keeps only `client_outputs` in the response, in that order.
 Status TakeStateOutputs(const ModelInfo& model, const SequenceOptions& options,
-                        const std::vector<std::string>& client_outputs,
-                        InferenceResponse* response, StoredState* state);
+                        const std::vector<std::string>& client_outputs, InferenceResponse* response,
+                        StoredState* state);
 
 }  // namespace nereid

@@ -10,7 +10,8 @@ namespace {
 SequenceOptions Options(int max_batch_size) {
   SequenceOptions o;
   o.max_batch_size = max_batch_size;
-  o.start = ControlSpec{"START", DataType::kInt32, {std::string(4, '\0'), std::string("\1\0\0\0", 4)}};
+  o.start =
+      ControlSpec{"START", DataType::kInt32, {std::string(4, '\0'), std::string("\1\0\0\0", 4)}};
   o.ready = ControlSpec{"READY", DataType::kBool, {std::string(1, '\0'), std::string(1, '\1')}};
   o.corrid = CorridSpec{"CORRID", DataType::kUint64};
   StateSpec s;
