@@ -11,7 +11,8 @@ pinned to core 1:
     ignores sequence_id).
 Requests are one sample ([1,256] FP32) as binary tensor data. Reports wall-clock infer/s, infer
 per CPU-second of the server process (the VM is shared; see bench/README.md), and
-sequence/dynamic for both (goal: >= 0.85). --repeat N alternates the two N times.
+sequence/dynamic for both (goal: >= 0.85). --repeat N alternates the two N times. A last,
+untimed run of each with --log-verbose=1 reports the mean number of requests per execution.
 
 Usage: bench/sequence_bench.py [--seconds 10] [--repeat 3] [--sequences 64]
 Needs wrk and taskset. Everything stays on 127.0.0.1.
@@ -29,6 +30,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from batch_bench import MAX_BATCH, MODEL, WIDTH, cpu_seconds, run_wrk, serve  # noqa: E402
+from http_bench import free_port, wait_ready  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -107,6 +109,32 @@ def measure(binary, repo, work, name, lua, seconds, sequences, is_sequence):
     return rps, p50, rps * seconds / cpu
 
 
+BATCH_LINES = {  # what each scheduler logs per execution at --log-verbose=1
+    True: re.compile(r"executes (\d+) sequence request\(s\)"),
+    False: re.compile(r"executing (\d+) request\(s\) as a batch"),
+}
+
+
+def mean_batch(binary, repo, work, name, lua, sequences, is_sequence):
+    """A separate 2 s run with --log-verbose=1 (not timed): the mean requests per execution."""
+    port = free_port()
+    proc = subprocess.Popen(["taskset", "-c", "0", binary, f"--model-repository={repo}",
+                             f"--http-port={port}", "--http-address=127.0.0.1",
+                             "--allow-grpc=false", "--log-verbose=1"],
+                            stderr=open(os.path.join(work, f"{name}-verbose.log"), "w"))
+    wait_ready(port, proc)
+    try:
+        if is_sequence:
+            start_sequences(port, sequences)
+        run_wrk(port, lua, sequences, 2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    with open(os.path.join(work, f"{name}-verbose.log")) as f:
+        sizes = [int(m.group(1)) for m in BATCH_LINES[is_sequence].finditer(f.read())]
+    return sum(sizes) / len(sizes) if sizes else 0.0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/nereid"))
@@ -139,6 +167,10 @@ def main():
             print(f"{run + 1:>3} | {s_rps:>11.0f} {s_cpu:>6.0f} {s_p50:>7.2f} | "
                   f"{d_rps:>12.0f} {d_cpu:>6.0f} {d_p50:>7.2f} | {s_rps / d_rps:>10.2f} "
                   f"{s_cpu / d_cpu:>5.2f}", flush=True)
+        s_mean = mean_batch(args.bin, seq_repo, work, "sequence", lua, args.sequences, True)
+        d_mean = mean_batch(args.bin, dyn_repo, work, "dynamic", lua, args.sequences, False)
+        print(f"mean requests per execution (separate verbose run): oldest {s_mean:.1f}, "
+              f"dynamic {d_mean:.1f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
