@@ -9,6 +9,7 @@
 #include <cstring>
 #include <future>
 #include <mutex>
+#include <optional>
 
 namespace nereid {
 namespace {
@@ -26,6 +27,7 @@ struct Backend {
   std::mutex mu;
   std::condition_variable cv;
   bool open = true;
+  std::optional<float> hold_only;  // when set, only an execution whose first IN is it waits
   int running = 0;
   std::vector<std::vector<Row>> executions;
 
@@ -79,7 +81,9 @@ class AccumulatingInstance : public backend::ModelInstance {
       b_->executions.push_back(rows);
       ++b_->running;
       b_->cv.notify_all();
-      b_->cv.wait(l, [&] { return b_->open; });
+      if (!b_->hold_only || *b_->hold_only == rows[0].in) {
+        b_->cv.wait(l, [&] { return b_->open; });
+      }
       --b_->running;
     }
     for (const char* name : {"OUT", "STATE_OUT"}) {
@@ -227,6 +231,12 @@ TEST_F(SequenceBatchSchedulerTest, DirectBatchesSlotsInTheirRowsWithFillers) {
   EXPECT_EQ(ex[5][1].start, 0);
   const auto s = stats_.Snapshot();
   EXPECT_EQ(s.inference_count, 7u);  // fillers are not inferences
+  EXPECT_EQ(s.execution_count, 6u);
+  ASSERT_EQ(s.batch_stats.size(), 2u);  // executions of 1 and of 2 real requests
+  EXPECT_EQ(s.batch_stats[0].batch_size, 1u);
+  EXPECT_EQ(s.batch_stats[0].compute_infer.count, 5u);
+  EXPECT_EQ(s.batch_stats[1].batch_size, 2u);
+  EXPECT_EQ(s.batch_stats[1].compute_infer.count, 1u);
 }
 
 TEST_F(SequenceBatchSchedulerTest, BacklogRunsWhenASlotFrees) {
@@ -264,6 +274,37 @@ TEST_F(SequenceBatchSchedulerTest, OldestNeverBatchesTwoRequestsOfOneSequence) {
   EXPECT_EQ(ex[3][0].ready, 1);
   ASSERT_EQ(ex[4].size(), 1u);  // a2 alone
   EXPECT_EQ(ex[4][0].corrid, 1u);
+}
+
+TEST_F(SequenceBatchSchedulerTest, OldestPreserveOrderingAcrossInstances) {
+  options_.strategy = SequenceOptions::Strategy::kOldest;
+  options_.preserve_ordering = true;
+  Start(2);
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);  // instance 0
+  EXPECT_EQ(Value(Send(2, 1, true)), 1);  // instance 1
+  backend_.hold_only = 50.0f;
+  backend_.Close();
+  auto first = Send(1, 50);  // held on instance 0
+  backend_.WaitRunning(1);
+  auto second = Send(2, 7);  // runs at once on instance 1, but is delivered after `first`
+  EXPECT_EQ(second->future.wait_for(100ms), std::future_status::timeout);
+  backend_.Open();
+  EXPECT_EQ(Value(first), 51);
+  EXPECT_EQ(Value(second), 8);
+}
+
+TEST_F(SequenceBatchSchedulerTest, OldestWithoutOrderingDeliversWhenDone) {
+  options_.strategy = SequenceOptions::Strategy::kOldest;
+  Start(2);
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);
+  EXPECT_EQ(Value(Send(2, 1, true)), 1);
+  backend_.hold_only = 50.0f;
+  backend_.Close();
+  auto first = Send(1, 50);
+  backend_.WaitRunning(1);
+  EXPECT_EQ(Value(Send(2, 7)), 8);  // not held behind `first`
+  backend_.Open();
+  EXPECT_EQ(Value(first), 51);
 }
 
 TEST_F(SequenceBatchSchedulerTest, SequencesStayOnTheirInstance) {
