@@ -29,6 +29,7 @@ import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import batch_bench  # noqa: E402
 from batch_bench import MAX_BATCH, MODEL, WIDTH, cpu_seconds, run_wrk, serve  # noqa: E402
 from http_bench import free_port, wait_ready  # noqa: E402
 
@@ -36,18 +37,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def write_repo(models, dest, scheduling):
-    src = os.path.join(models, MODEL)
-    path = os.path.join(dest, MODEL)
-    shutil.copytree(src, path)
-    cfg_path = os.path.join(path, "config.pbtxt")
-    with open(cfg_path) as f:
-        cfg = f.read()
-    cfg = re.sub(r"instance_group \[.*?\]\n", "", cfg, flags=re.S)
-    cfg += "instance_group [ { count: 1 kind: KIND_CPU } ]\n"
-    cfg += 'parameters { key: "intra_op_thread_count" value: { string_value: "1" } }\n'
-    cfg += scheduling + "\n"
-    with open(cfg_path, "w") as f:
-        f.write(cfg)
+    """batch_bench's repository (one instance, intra-op 1) without batching, plus `scheduling`."""
+    batch_bench.write_repo(models, dest, False)
+    with open(os.path.join(dest, MODEL, "config.pbtxt"), "a") as f:
+        f.write(scheduling + "\n")
 
 
 def sample():

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from grpc_helpers import GrpcServer, infer_request, output_array, pbs, serve_grpc  # noqa: F401
-from helpers import assert_error, output_by_name, parse_response, repo
+from helpers import assert_error, repo
 
 START_ERR = "must specify the START flag on the first request of the sequence"
 CORRID_ERR = "must specify a non-zero or non-empty correlation ID"
@@ -77,6 +77,16 @@ def run_sequence(server, model, sid, values):
     return got
 
 
+def check_concurrent_sequences(server, model, seqs):
+    """Runs every sequence of `seqs` (id -> values) on its own thread, all at once; each must give
+    the running sums it would give alone."""
+    with ThreadPoolExecutor(len(seqs)) as pool:
+        results = dict(zip(seqs, pool.map(lambda s: run_sequence(server, model, s, seqs[s]),
+                                          seqs)))
+    for sid, values in seqs.items():
+        assert results[sid] == np.cumsum(values).tolist(), sid
+
+
 def model_ready(server, model):
     return server.get(f"/v2/models/{model}/ready").status_code == 200
 
@@ -105,20 +115,12 @@ def test_interleaved_sequences_match_running_each_alone(server):
     # 12 sequences on 4 slots: 8 wait in the backlog and take slots as others end.
     rng = np.random.default_rng(7)
     seqs = {new_id(): rng.integers(-50, 50, size=6).tolist() for _ in range(12)}
-    with ThreadPoolExecutor(len(seqs)) as pool:
-        results = dict(zip(seqs, pool.map(lambda s: run_sequence(server, "seq_accum", s, seqs[s]),
-                                          seqs)))
-    for sid, values in seqs.items():
-        assert results[sid] == np.cumsum(values).tolist()
+    check_concurrent_sequences(server, "seq_accum", seqs)
 
 
 def test_several_instances(server):
     seqs = {new_id(): list(range(k, k + 5)) for k in range(6)}
-    with ThreadPoolExecutor(len(seqs)) as pool:
-        results = dict(zip(seqs, pool.map(
-            lambda s: run_sequence(server, "seq_accum_two_instances", s, seqs[s]), seqs)))
-    for sid, values in seqs.items():
-        assert results[sid] == np.cumsum(values).tolist()
+    check_concurrent_sequences(server, "seq_accum_two_instances", seqs)
 
 
 def test_missing_zero_and_empty_correlation_id(server):
@@ -374,11 +376,7 @@ def test_oldest_batches_hold_one_request_per_sequence(server):
 
 def test_oldest_accumulators_match_running_each_alone(server):
     seqs = {new_id(): list(range(k, k + 6)) for k in range(10)}  # 10 sequences, 4 candidates
-    with ThreadPoolExecutor(len(seqs)) as pool:
-        results = dict(zip(seqs, pool.map(
-            lambda s: run_sequence(server, "seq_accum_oldest", s, seqs[s]), seqs)))
-    for sid, values in seqs.items():
-        assert results[sid] == np.cumsum(values).tolist()
+    check_concurrent_sequences(server, "seq_accum_oldest", seqs)
 
 
 def test_statistics_count_sequence_requests(server):
