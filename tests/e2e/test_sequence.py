@@ -195,6 +195,11 @@ def test_control_inputs_fp32_bool_int32_int64_custom_values(server):
     assert controls(infer(server, "seq_controls_alt", 1, sid, end=True)) == [2.0, True, 7, sid]
 
 
+def test_largest_uint64_sequence_id_over_http(server):
+    sid = (1 << 64) - 1
+    assert out(infer(server, "seq_controls", 1, sid, start=True, end=True), "OUT_CORRID") == sid
+
+
 def test_start_and_end_on_one_request(server):
     sid = new_id()
     assert controls(infer(server, "seq_controls", 1, sid, start=True, end=True)) == \
