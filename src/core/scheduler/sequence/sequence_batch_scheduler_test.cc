@@ -335,6 +335,30 @@ TEST_F(SequenceBatchSchedulerTest, ErrorsOfTheSequenceParameters) {
   EXPECT_EQ(s.fail.count, 2u);
 }
 
+TEST_F(SequenceBatchSchedulerTest, StopRunsQueuedRequestsAndFailsTheBacklog) {
+  options_.slots_per_instance = 1;
+  Start();
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);
+  backend_.Close();
+  auto held = Send(1, 2);  // a's request, running
+  backend_.WaitRunning(1);
+  auto queued = Send(1, 3);            // a's next request, queued in a's slot
+  auto backlogged = Send(2, 9, true);  // b waits for a slot that a never frees
+  std::thread stopper([&] { sched_->Stop(); });
+  backend_.Open();
+  stopper.join();
+  EXPECT_EQ(Value(held), 3);
+  EXPECT_EQ(Value(queued), 6);  // a sequence in flight finishes
+  auto r = backlogged->future.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r.status().message(), "model 'm' is unloading");
+  EXPECT_EQ(stats_.Snapshot().pending_requests, 0);
+  auto after = Send(3, 1, true)->future.get();  // new requests are refused
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.status().code(), StatusCode::kUnavailable);
+}
+
 TEST_F(SequenceBatchSchedulerTest, IdleSequenceIsReleased) {
   options_.idle_ns = 50'000'000;  // 50 ms
   Start();
