@@ -78,6 +78,10 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   features, policy all), odd_fails (INPUT0 float [n] -> Reshape to [2,-1] ->
                   OUTPUT0 float [n]: identity for an even n, an ONNX Runtime error for an odd n,
                   i.e. a request that passes validation and fails in the backend; max_batch_size 0).
+  DIR/sequence    sequence batcher models (accumulators with implicit state, control-input echo
+                  models, initial_state from zeros and from a file, growing and wrong-shaped
+                  state, two configurations that must fail to load); the table is in
+                  tests/fixtures/README.md and each builder's docstring gives its graph.
 
 slow_identity: INPUT0 float [1] -> OUTPUT0 bit-identical to INPUT0, slowly. c = Clip(INPUT0,0,0)+1
 (= 1 for every non-NaN input), A0 = Expand(c, [512,512]), A(k+1) = Tanh(MatMul(A(k), W)) for
@@ -554,6 +558,214 @@ def fixture_stats(repo):
                 {1: odd_fails_onnx()})
 
 
+# --------------------------------------------------------------------------- fixtures: sequences
+
+def accumulator_onnx(with_start=True):
+    """The seed's accumulator: OUTPUT = OUTPUT_STATE = INPUT on START, else INPUT + INPUT_STATE
+    (int32 [batch,1]). Without START (initial_state models) always INPUT + INPUT_STATE."""
+    b = ["batch", 1]
+    nodes = [helper.make_node("Add", ["INPUT", "INPUT_STATE"], ["sum"])]
+    inputs = [vi("INPUT", TensorProto.INT32, b), vi("INPUT_STATE", TensorProto.INT32, b)]
+    if with_start:
+        nodes += [helper.make_node("Cast", ["START"], ["start_b"], to=TensorProto.BOOL),
+                  helper.make_node("Where", ["start_b", "INPUT", "sum"], ["acc"])]
+        inputs.append(vi("START", TensorProto.INT32, b))
+    else:
+        nodes.append(helper.make_node("Identity", ["sum"], ["acc"]))
+    nodes += [helper.make_node("Identity", ["acc"], ["OUTPUT"]),
+              helper.make_node("Identity", ["acc"], ["OUTPUT_STATE"])]
+    return make_model("accumulator", nodes, inputs,
+                      [vi("OUTPUT", TensorProto.INT32, b), vi("OUTPUT_STATE", TensorProto.INT32, b)])
+
+
+def growing_state_onnx():
+    """STATE_OUT = Concat(STATE_IN, INPUT) along axis 1 (int32 [batch,n]): the state grows by one
+    element a request; LENGTH int64 [batch,1] = n of STATE_IN, SUM int32 [batch,1] its sum."""
+    nodes = [
+        helper.make_node("Concat", ["STATE_IN", "INPUT"], ["STATE_OUT"], axis=1),
+        helper.make_node("Shape", ["STATE_IN"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["len1"], axis=0),  # [1]
+        helper.make_node("Shape", ["INPUT"], ["in_shape"]),
+        helper.make_node("Expand", ["len1", "in_shape"], ["LENGTH"]),
+        helper.make_node("ReduceSum", ["STATE_IN", "axes"], ["SUM"], keepdims=1),
+    ]
+    return make_model("growing_state", nodes,
+                      [vi("INPUT", TensorProto.INT32, ["batch", 1]),
+                       vi("STATE_IN", TensorProto.INT32, ["batch", "n"])],
+                      [vi("STATE_OUT", TensorProto.INT32, ["batch", "m"]),
+                       vi("LENGTH", TensorProto.INT64, ["batch", 1]),
+                       vi("SUM", TensorProto.INT32, ["batch", 1])],
+                      [const("one", np.array([1], np.int64)), const("axes", np.array([1], np.int64))])
+
+
+def bad_state_onnx():
+    """OUTPUT_STATE = Concat(INPUT_STATE, INPUT_STATE) along axis 1: twice as wide as configured."""
+    nodes = [helper.make_node("Concat", ["INPUT_STATE", "INPUT_STATE"], ["OUTPUT_STATE"], axis=1),
+             helper.make_node("Identity", ["INPUT"], ["OUTPUT"])]
+    return make_model("bad_state", nodes,
+                      [vi("INPUT", TensorProto.INT32, ["batch", 1]),
+                       vi("INPUT_STATE", TensorProto.INT32, ["batch", "n"])],
+                      [vi("OUTPUT", TensorProto.INT32, ["batch", 1]),
+                       vi("OUTPUT_STATE", TensorProto.INT32, ["batch", "m"])])
+
+
+ELEM = {"TYPE_INT32": TensorProto.INT32, "TYPE_FP32": TensorProto.FLOAT,
+        "TYPE_BOOL": TensorProto.BOOL, "TYPE_UINT64": TensorProto.UINT64,
+        "TYPE_INT64": TensorProto.INT64, "TYPE_UINT32": TensorProto.UINT32,
+        "TYPE_STRING": TensorProto.STRING}
+
+
+def controls_onnx(types):
+    """Echoes every control input: OUT_<name> = <name> ([batch,1], its type), OUTPUT = INPUT.
+    With a numeric CORRID also DUP int32 [batch,1] (rows of the batch sharing this row's CORRID)
+    and BATCH int64 [batch,1] (the batch size the row ran in), and with READY also READY_ROWS
+    int32 [batch,1] (rows of the batch whose READY is true: fewer than BATCH when Direct filled
+    empty slots)."""
+    b = ["batch", 1]
+    nodes = [helper.make_node("Identity", ["INPUT"], ["OUTPUT"])]
+    inputs = [vi("INPUT", TensorProto.INT32, b)]
+    outputs = [vi("OUTPUT", TensorProto.INT32, b)]
+    for name, t in types.items():
+        inputs.append(vi(name, ELEM[t], b))
+        nodes.append(helper.make_node("Identity", [name], ["OUT_" + name]))
+        outputs.append(vi("OUT_" + name, ELEM[t], b))
+    inits = []
+    if types.get("CORRID", "TYPE_STRING") != "TYPE_STRING":
+        nodes += [
+            helper.make_node("Cast", ["CORRID"], ["cid"], to=TensorProto.DOUBLE),
+            helper.make_node("Transpose", ["cid"], ["cid_t"], perm=[1, 0]),
+            helper.make_node("Equal", ["cid", "cid_t"], ["same"]),
+            helper.make_node("Cast", ["same"], ["same_i"], to=TensorProto.INT32),
+            helper.make_node("ReduceSum", ["same_i", "axes"], ["DUP"], keepdims=1),
+            helper.make_node("Shape", ["INPUT"], ["in_shape"]),
+            helper.make_node("Gather", ["in_shape", "zero"], ["rows"], axis=0),
+            helper.make_node("Expand", ["rows", "in_shape"], ["BATCH"]),
+        ]
+        inits = [const("axes", np.array([1], np.int64)), const("zero", np.array([0], np.int64))]
+        outputs += [vi("DUP", TensorProto.INT32, b), vi("BATCH", TensorProto.INT64, b)]
+        if "READY" in types:  # READY_ROWS: rows of the batch whose READY is true
+            nodes += [
+                helper.make_node("Cast", ["READY"], ["ready_b"], to=TensorProto.BOOL),
+                helper.make_node("Cast", ["ready_b"], ["ready_i"], to=TensorProto.INT32),
+                helper.make_node("ReduceSum", ["ready_i", "zero"], ["ready_n"], keepdims=1),
+                helper.make_node("Expand", ["ready_n", "in_shape"], ["READY_ROWS"]),
+            ]
+            outputs.append(vi("READY_ROWS", TensorProto.INT32, b))
+    return make_model("controls", nodes, inputs, outputs, inits)
+
+
+def control_block(name, kind, t, values=None):
+    if kind == "CONTROL_SEQUENCE_CORRID":
+        body = f"data_type: {t}"
+    else:
+        field = {"TYPE_INT32": "int32_false_true", "TYPE_FP32": "fp32_false_true",
+                 "TYPE_BOOL": "bool_false_true"}[t]
+        body = f"{field}: {int_list(values)}"
+    return f'  control_input {{ name: "{name}" control {{ kind: {kind} {body} }} }}'
+
+
+def seq_config(name, max_batch_size, inputs, outputs, strategy="direct { }", controls=(),
+               states=(), idle_us=0, instances=1):
+    lines = ["sequence_batching {"]
+    if idle_us:
+        lines.append(f"  max_sequence_idle_microseconds: {idle_us}")
+    lines.append("  " + strategy)
+    lines += list(controls)
+    lines += list(states)
+    lines.append("}")
+    return config(name, inputs, outputs, max_batch_size, instances=instances,
+                  extra="\n".join(lines))
+
+
+def state_block(inp, out, dims, initial=""):
+    return (f'  state {{ input_name: "{inp}" output_name: "{out}" data_type: TYPE_INT32 '
+            f"dims: {int_list(dims)} {initial}}}")
+
+
+START_INT32 = control_block("START", "CONTROL_SEQUENCE_START", "TYPE_INT32", [0, 1])
+
+
+def fixture_sequence(repo):
+    i32 = lambda n: tensor_cfg(n, "TYPE_INT32", [1])  # noqa: E731
+    acc = accumulator_onnx()
+    acc_state = state_block("INPUT_STATE", "OUTPUT_STATE", [1])
+    accumulators = {
+        # name: (max_batch_size, strategy, instances, idle_us, extra outputs)
+        "seq_accum": (4, "direct { }", 1, 0, []),
+        "seq_accum_one_slot": (1, "direct { }", 1, 0, []),
+        "seq_accum_two_instances": (2, "direct { }", 2, 0, []),
+        "seq_accum_idle": (2, "direct { }", 1, 300000, []),
+        "seq_accum_oldest": (4, "oldest { max_candidate_sequences: 4 }", 1, 0, []),
+        "seq_accum_state_out": (4, "direct { }", 1, 0, [i32("OUTPUT_STATE")]),
+        "seq_accum_util": (4, "direct { max_queue_delay_microseconds: 300000 "
+                              "minimum_slot_utilization: 0.5 }", 1, 0, []),
+    }
+    for name, (mbs, strategy, inst, idle, extra) in accumulators.items():
+        cfg = seq_config(name, mbs, [i32("INPUT")], [i32("OUTPUT")] + extra, strategy,
+                         [START_INT32], [acc_state], idle, inst)
+        write_model(repo, name, cfg, {1: acc})
+    no_start = accumulator_onnx(with_start=False)
+    zero = state_block("INPUT_STATE", "OUTPUT_STATE", [-1],
+                       "initial_state { data_type: TYPE_INT32 dims: [ 1 ] zero_data: true } ")
+    write_model(repo, "seq_initial_zero", seq_config("seq_initial_zero", 4, [i32("INPUT")],
+                                                     [i32("OUTPUT")], states=[zero]),
+                {1: no_start})
+    from_file = state_block("INPUT_STATE", "OUTPUT_STATE", [1],
+                            'initial_state { data_type: TYPE_INT32 dims: [ 1 ] '
+                            'data_file: "hundred" } ')
+    path = write_model(repo, "seq_initial_file", seq_config(
+        "seq_initial_file", 4, [i32("INPUT")], [i32("OUTPUT")], states=[from_file]),
+        {1: no_start})
+    write_bytes(os.path.join(path, "initial_state", "hundred"), np.int32(100).tobytes())
+    escape = state_block("INPUT_STATE", "OUTPUT_STATE", [1],
+                         'initial_state { data_type: TYPE_INT32 dims: [ 1 ] '
+                         'data_file: "../config.pbtxt" } ')
+    write_model(repo, "seq_bad_initial_path", seq_config(
+        "seq_bad_initial_path", 4, [i32("INPUT")], [i32("OUTPUT")], states=[escape]),
+        {1: no_start})
+    grow = state_block("STATE_IN", "STATE_OUT", [-1])
+    write_model(repo, "seq_growing_state", seq_config(
+        "seq_growing_state", 4, [i32("INPUT")],
+        [tensor_cfg("LENGTH", "TYPE_INT64", [1]), i32("SUM")], states=[grow]),
+        {1: growing_state_onnx()})
+    write_model(repo, "seq_bad_state", seq_config(
+        "seq_bad_state", 4, [i32("INPUT")], [i32("OUTPUT")],
+        states=[state_block("INPUT_STATE", "OUTPUT_STATE", [1])]), {1: bad_state_onnx()})
+    # Control echo models: every kind, every false/true type and every CORRID type.
+    echo = {
+        "seq_controls": ({"START": ("TYPE_INT32", [0, 1]), "END": ("TYPE_FP32", [0, 1]),
+                          "READY": ("TYPE_BOOL", ["false", "true"]), "CORRID": ("TYPE_UINT64", None)},
+                         "direct { }"),
+        "seq_controls_alt": ({"START": ("TYPE_FP32", [2, 3]), "END": ("TYPE_BOOL", ["false", "true"]),
+                              "READY": ("TYPE_INT32", [5, 7]), "CORRID": ("TYPE_INT64", None)},
+                             "direct { }"),
+        "seq_controls_oldest": ({"START": ("TYPE_INT32", [0, 1]), "END": ("TYPE_INT32", [0, 1]),
+                                 "READY": ("TYPE_INT32", [0, 1]), "CORRID": ("TYPE_UINT64", None)},
+                                "oldest { max_candidate_sequences: 8 preferred_batch_size: [ 4 ] "
+                                "max_queue_delay_microseconds: 500000 }"),
+        "seq_corrid_uint32": ({"CORRID": ("TYPE_UINT32", None)}, "direct { }"),
+        "seq_corrid_int32": ({"CORRID": ("TYPE_INT32", None)}, "direct { }"),
+        "seq_corrid_string": ({"CORRID": ("TYPE_STRING", None)}, "direct { }"),
+    }
+    kinds = {"START": "CONTROL_SEQUENCE_START", "END": "CONTROL_SEQUENCE_END",
+             "READY": "CONTROL_SEQUENCE_READY", "CORRID": "CONTROL_SEQUENCE_CORRID"}
+    for name, (controls, strategy) in echo.items():
+        types = {k: t for k, (t, _) in controls.items()}
+        outs = [i32("OUTPUT")] + [tensor_cfg("OUT_" + k, t, [1]) for k, t in types.items()]
+        if types.get("CORRID", "TYPE_STRING") != "TYPE_STRING":
+            outs += [i32("DUP"), tensor_cfg("BATCH", "TYPE_INT64", [1])]
+            if "READY" in types:
+                outs.append(i32("READY_ROWS"))
+        blocks = [control_block(k, kinds[k], t, v) for k, (t, v) in controls.items()]
+        write_model(repo, name, seq_config(name, 4, [i32("INPUT")], outs, strategy, blocks),
+                    {1: controls_onnx(types)})
+    dup_kind = [START_INT32, control_block("START2", "CONTROL_SEQUENCE_START", "TYPE_INT32",
+                                           [0, 1])]
+    write_model(repo, "seq_bad_two_starts", seq_config(
+        "seq_bad_two_starts", 4, [i32("INPUT")], [i32("OUTPUT")], controls=dup_kind,
+        states=[acc_state]), {1: acc})
+
+
 # --------------------------------------------------------------------------- fixtures: broken
 
 def broken_configs():
@@ -768,7 +980,8 @@ def write_fixtures(root):
     builders = {"types": fixture_types, "features": fixture_features, "broken": fixture_broken,
                 "single_good": write_simple, "management": fixture_management,
                 "torch": fixture_torch, "torch_broken": fixture_torch_broken,
-                "batching": fixture_batching, "stats": fixture_stats}
+                "batching": fixture_batching, "stats": fixture_stats,
+                "sequence": fixture_sequence}
     for repo, build in builders.items():
         path = os.path.join(root, repo)
         os.makedirs(path, exist_ok=True)

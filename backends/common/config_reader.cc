@@ -49,6 +49,60 @@ Status ReadIoList(const rapidjson::Value& doc, const char* key, std::vector<IoCo
   return Status::Ok();
 }
 
+bool HasEntries(const rapidjson::Value& v, const char* key) {
+  const rapidjson::Value* list = FindMember(v, key);
+  return list != nullptr && list->IsArray() && !list->Empty();
+}
+
+// The sequence batcher's control and implicit-state tensors are model inputs and outputs the
+// server feeds and reads (as Triton's backends treat them): appended to the configured lists.
+Status ReadSequenceTensors(const rapidjson::Value& doc, ModelConfig* config) {
+  const rapidjson::Value* sb = FindMember(doc, "sequence_batching");
+  if (sb == nullptr || !sb->IsObject()) return Status::Ok();
+  auto listed = [](const std::vector<IoConfig>& list, std::string_view name) {
+    return std::any_of(list.begin(), list.end(),
+                       [&](const IoConfig& io) { return io.name == name; });
+  };
+  if (const rapidjson::Value* inputs = FindMember(*sb, "control_input");
+      inputs != nullptr && inputs->IsArray()) {
+    for (const rapidjson::Value& input : inputs->GetArray()) {
+      const rapidjson::Value* controls = FindMember(input, "control");
+      if (controls == nullptr || !controls->IsArray() || controls->Empty()) continue;
+      const rapidjson::Value& c = (*controls)[0];
+      IoConfig io;
+      io.name = std::string(StringMember(input, "name"));
+      io.dims = {1};
+      if (HasEntries(c, "int32_false_true")) {
+        io.data_type = DataType::kInt32;
+      } else if (HasEntries(c, "fp32_false_true")) {
+        io.data_type = DataType::kFp32;
+      } else if (HasEntries(c, "bool_false_true")) {
+        io.data_type = DataType::kBool;
+      } else {
+        io.data_type =
+            DataTypeFromConfigName(StringMember(c, "data_type")).value_or(DataType::kInvalid);
+      }
+      if (!io.name.empty() && !listed(config->inputs, io.name)) config->inputs.push_back(io);
+    }
+  }
+  if (const rapidjson::Value* states = FindMember(*sb, "state");
+      states != nullptr && states->IsArray()) {
+    for (const rapidjson::Value& state : states->GetArray()) {
+      IoConfig io;
+      io.data_type =
+          DataTypeFromConfigName(StringMember(state, "data_type")).value_or(DataType::kInvalid);
+      auto dims = IntArrayMember(state, "dims");
+      if (!dims.ok()) return InvalidArgument("state: " + dims.status().message());
+      io.dims = std::move(dims).value();
+      io.name = std::string(StringMember(state, "input_name"));
+      if (!listed(config->inputs, io.name)) config->inputs.push_back(io);
+      io.name = std::string(StringMember(state, "output_name"));
+      if (!listed(config->outputs, io.name)) config->outputs.push_back(io);
+    }
+  }
+  return Status::Ok();
+}
+
 Status ReadParameters(const rapidjson::Value& doc, ModelConfig* config) {
   const rapidjson::Value* params = FindMember(doc, "parameters");
   if (params == nullptr) return Status::Ok();
@@ -69,6 +123,7 @@ Status ReadConfig(const rapidjson::Document& doc, ModelConfig* config) {
   if (config->max_batch_size < 0) return InvalidArgument("'max_batch_size' must be >= 0");
   NEREID_RETURN_IF_ERROR(ReadIoList(doc, "input", &config->inputs));
   NEREID_RETURN_IF_ERROR(ReadIoList(doc, "output", &config->outputs));
+  NEREID_RETURN_IF_ERROR(ReadSequenceTensors(doc, config));
   NEREID_RETURN_IF_ERROR(ReadParameters(doc, config));
   if (const rapidjson::Value* opt = FindMember(doc, "optimization"); opt != nullptr) {
     if (const rapidjson::Value* graph = FindMember(*opt, "graph"); graph != nullptr) {

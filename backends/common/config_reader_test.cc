@@ -48,6 +48,41 @@ TEST(BackendConfigReaderTest, ParsesTheFieldsBackendsUse) {
   EXPECT_EQ(config->FindParameter("missing"), nullptr);
 }
 
+TEST(BackendConfigReaderTest, SequenceControlAndStateTensorsAreModelIo) {
+  StatusOr<ModelConfig> config = ParseModelConfig(R"({
+    "max_batch_size": 4,
+    "input": [{"name": "IN", "data_type": "TYPE_INT32", "dims": [1]}],
+    "output": [{"name": "OUT", "data_type": "TYPE_INT32", "dims": [1]},
+               {"name": "S_OUT", "data_type": "TYPE_FP32", "dims": [-1]}],
+    "sequence_batching": {
+      "control_input": [
+        {"name": "A", "control": [{"kind": "CONTROL_SEQUENCE_START", "int32_false_true": [0, 1],
+                                   "fp32_false_true": [], "bool_false_true": [],
+                                   "data_type": "TYPE_INVALID"}]},
+        {"name": "B", "control": [{"kind": "CONTROL_SEQUENCE_END", "int32_false_true": [],
+                                   "fp32_false_true": [0, 1], "bool_false_true": [],
+                                   "data_type": "TYPE_INVALID"}]},
+        {"name": "C", "control": [{"kind": "CONTROL_SEQUENCE_READY", "int32_false_true": [],
+                                   "fp32_false_true": [], "bool_false_true": [false, true],
+                                   "data_type": "TYPE_INVALID"}]},
+        {"name": "D", "control": [{"kind": "CONTROL_SEQUENCE_CORRID",
+                                   "data_type": "TYPE_STRING"}]}],
+      "state": [{"input_name": "S_IN", "output_name": "S_OUT", "data_type": "TYPE_FP32",
+                 "dims": [-1]}]}
+  })");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  ASSERT_EQ(config->inputs.size(), 6u);
+  const DataType types[] = {DataType::kInt32, DataType::kFp32, DataType::kBool, DataType::kBytes};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(config->inputs[1 + i].name, std::string(1, static_cast<char>('A' + i)));
+    EXPECT_EQ(config->inputs[1 + i].data_type, types[i]);
+    EXPECT_THAT(config->inputs[1 + i].dims, ElementsAre(1));
+  }
+  EXPECT_EQ(config->inputs[5].name, "S_IN");
+  EXPECT_THAT(config->inputs[5].dims, ElementsAre(-1));
+  ASSERT_EQ(config->outputs.size(), 2u);  // S_OUT was already configured
+}
+
 TEST(BackendConfigReaderTest, EmptyObjectGivesDefaults) {
   StatusOr<ModelConfig> config = ParseModelConfig("{}");
   ASSERT_TRUE(config.ok());

@@ -88,6 +88,26 @@ void SetDataType(Value& entry, DataType type, Allocator& alloc) {
             Value(name.data(), static_cast<rapidjson::SizeType>(name.size()), alloc), alloc);
 }
 
+// Tensors the sequence batcher feeds or reads (control inputs, state): never configured as
+// ordinary inputs or outputs.
+bool IsSequenceTensor(const rapidjson::Document& doc, std::string_view name) {
+  const Value* sb = FindMember(doc, "sequence_batching");
+  if (sb == nullptr || !sb->IsObject()) return false;
+  if (const Value* inputs = FindMember(*sb, "control_input"); inputs && inputs->IsArray()) {
+    for (const Value& in : inputs->GetArray()) {
+      if (StringMember(in, "name") == name) return true;
+    }
+  }
+  if (const Value* states = FindMember(*sb, "state"); states && states->IsArray()) {
+    for (const Value& s : states->GetArray()) {
+      if (StringMember(s, "input_name") == name || StringMember(s, "output_name") == name) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 Status CompleteList(rapidjson::Document& doc, const char* key,
                     const std::vector<TensorInfo>& tensors, int64_t max_batch_size) {
   Allocator& alloc = doc.GetAllocator();
@@ -99,6 +119,7 @@ Status CompleteList(rapidjson::Document& doc, const char* key,
   }
   for (const TensorInfo& tensor : tensors) {
     Value* entry = FindEntry(list, tensor.name);
+    if (entry == nullptr && IsSequenceTensor(doc, tensor.name)) continue;
     if (entry == nullptr) {
       Value added(rapidjson::kObjectType);
       added.AddMember("name", Value(tensor.name.c_str(), alloc), alloc);

@@ -62,6 +62,23 @@ TEST(OrtAutoCompleteTest, EmptyConfigOfBatchableModel) {
   EXPECT_THAT(Dims(doc["output"][0]), ElementsAre(16));
 }
 
+TEST(OrtAutoCompleteTest, SequenceControlAndStateTensorsAreNotAdded) {
+  ModelIo io = BatchableIo();
+  io.inputs.push_back({"START", DataType::kInt32, {-1, 1}});
+  io.inputs.push_back({"STATE_IN", DataType::kFp32, {-1, 16}});
+  io.outputs.push_back({"STATE_OUT", DataType::kFp32, {-1, 16}});
+  rapidjson::Document doc = Complete(R"({"sequence_batching":{
+      "control_input":[{"name":"START","control":[{"kind":"CONTROL_SEQUENCE_START",
+                                                   "int32_false_true":[0,1]}]}],
+      "state":[{"input_name":"STATE_IN","output_name":"STATE_OUT","data_type":"TYPE_FP32",
+                "dims":[16]}]}})",
+                                     io);
+  ASSERT_EQ(doc["input"].Size(), 2u);  // INPUT0, INPUT1 only
+  ASSERT_EQ(doc["output"].Size(), 1u);
+  EXPECT_EQ(StringMember(doc["output"][0], "name"), "OUTPUT0");
+  EXPECT_FALSE(doc.HasMember("dynamic_batching"));  // the sequence batcher is the scheduler
+}
+
 TEST(OrtAutoCompleteTest, DefaultMaxBatchSizeOneAddsNoDynamicBatching) {
   rapidjson::Document doc = Complete("{}", BatchableIo(), 1);
   EXPECT_EQ(MaxBatch(doc), 1);

@@ -1,5 +1,7 @@
 #include "pytorch/torch_config.h"
 
+#include <algorithm>
+
 #include "common/config_json.h"
 
 namespace nereid::backends::pytorch {
@@ -78,6 +80,18 @@ StatusOr<TorchModelConfig> ParseTorchModelConfig(std::string_view json) {
       return InvalidArgument("invalid model configuration: sequence_batching: " + status.message());
     }
   }
+  // The common reader lists control and state tensors among the inputs/outputs (what most
+  // backends want); this plugin maps them separately, so the configured lists keep only the
+  // config's own `input` / `output` entries.
+  auto drop = [](std::vector<IoConfig>& list, const std::vector<SequenceTensor>& sequence) {
+    std::erase_if(list, [&](const IoConfig& io) {
+      return std::any_of(sequence.begin(), sequence.end(),
+                         [&](const SequenceTensor& t) { return t.name == io.name; });
+    });
+  };
+  drop(config.base.inputs, config.controls);
+  drop(config.base.inputs, config.state_inputs);
+  drop(config.base.outputs, config.state_outputs);
   config.has_batch_input = NonEmptyArray(doc, "batch_input") || NonEmptyArray(doc, "batch_output");
   return config;
 }

@@ -23,7 +23,7 @@ REQUIRED_REPOS = [
     ("examples",), ("fixtures", "types"), ("fixtures", "features"), ("fixtures", "broken"),
     ("fixtures", "single_good"), ("fixtures", "management"),
     ("fixtures", "torch"), ("fixtures", "torch_broken"), ("fixtures", "batching"),
-    ("fixtures", "stats"),
+    ("fixtures", "stats"), ("fixtures", "sequence"),
 ]
 
 

@@ -8,6 +8,7 @@
 #include "core/scheduler/default_scheduler.h"
 #include "core/scheduler/dynamic_batch_scheduler.h"
 #include "core/stats/process_memory.h"
+#include "core/scheduler/sequence/sequence_batch_scheduler.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -92,7 +93,12 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   mv->stats_->SetLoadDuration(NowNs() - load_start);
   // With max_batch_size 0 the dynamic batcher still applies priorities and queue policies; its
   // batches are then single requests (as Triton's, whose batcher caps them at max(1, max)).
-  if (config.has_dynamic_batching()) {
+  if (config.has_sequence_batching()) {
+    auto sequence = SequenceOptions::FromConfig(config, options.model_dir);
+    if (!sequence.ok()) return sequence.status();
+    mv->scheduler_ = std::make_unique<SequenceBatchScheduler>(
+        &mv->info_, mv->stats_.get(), std::move(sequence).value(), std::move(instances));
+  } else if (config.has_dynamic_batching()) {
     mv->scheduler_ = std::make_unique<DynamicBatchScheduler>(
         &mv->info_, mv->stats_.get(), DynamicBatchingOptions::FromConfig(config),
         std::move(instances));

@@ -16,9 +16,9 @@ namespace {
 
 // Extensions this build really implements, in Triton's order (REFERENCE.md §1.1).
 std::vector<std::string> Extensions() {
-  return {"classification",      "model_repository",    "model_repository(unload_dependents)",
-          "schedule_policy",     "model_configuration", "binary_tensor_data",
-          "parameters",          "statistics"};
+  return {"classification",      "sequence",           "model_repository",
+          "model_repository(unload_dependents)", "schedule_policy", "model_configuration",
+          "binary_tensor_data",  "parameters",         "statistics"};
 }
 
 int DefaultMaxBatchSize(const ServerOptions& options) {

@@ -218,6 +218,21 @@ Status CheckScheduleParameters(const Parameters& params) {
           "invalid value type for 'priority' parameter, expected int64_param or uint64_param.");
     }
   }
+  // Sequence parameters (Triton's SetInferenceRequestMetadata); uint64_param is accepted too.
+  if (const ParameterValue* id = params.Find("sequence_id")) {
+    if (std::holds_alternative<bool>(*id) || std::holds_alternative<double>(*id)) {
+      return InvalidArgument(
+          "invalid value type for 'sequence_id' parameter, expected int64_param or "
+          "string_param.");
+    }
+  }
+  for (const char* key : {"sequence_start", "sequence_end"}) {
+    if (const ParameterValue* f = params.Find(key);
+        f != nullptr && !std::holds_alternative<bool>(*f)) {
+      return InvalidArgument(std::string("invalid value type for '") + key +
+                             "' parameter, expected bool_param.");
+    }
+  }
   if (const ParameterValue* t = params.Find("timeout")) {
     const int64_t* i = std::get_if<int64_t>(t);
     if (i == nullptr) {

@@ -1,5 +1,6 @@
-// ModelStreamInfer: one bidirectional stream. Requests are read one after another (a Read is
-// outstanding while earlier requests run), each is handed to InferAsync, and the responses are
+// ModelStreamInfer: one bidirectional stream. Requests are read one after another, each is handed
+// to InferAsync before the next Read starts (so they reach the scheduler in stream order; a Read
+// is outstanding while earlier requests run), and the responses are
 // written in request order, one Write at a time. An error becomes a ModelStreamInferResponse with
 // `error_message` and the stream goes on, unless the client sent the `triton_grpc_error: true`
 // header: then the stream ends with that error as its gRPC status.
@@ -87,14 +88,29 @@ class StreamCall {
         message = std::move(next_);
         slot = queue_.emplace_back(std::make_unique<Slot>()).get();
         ++inflight_;
-        StartReadLocked();
+        reading_ = true;  // still handling this read: keeps the call alive
       }
     }
     if (slot == nullptr) {
       delete this;
       return;
     }
+    // The next Read starts only once this request has been handed to InferAsync, so the requests
+    // of one stream reach their scheduler in stream order (a sequence's requests depend on it).
     Infer(std::move(message), slot);
+    bool remove = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reading_ = false;
+      if (failed_) {
+        reads_done_ = true;
+        PumpLocked();
+        remove = ShouldDeleteLocked();
+      } else {
+        StartReadLocked();
+      }
+    }
+    if (remove) delete this;
   }
 
   void Infer(std::shared_ptr<pb::ModelInferRequest> message, Slot* slot) {

@@ -152,6 +152,21 @@ Status FinishRequest(bool saw_inputs, ParsedInferHeader* out) {
                              "': attempt to access JSON non-unsigned-integer as unsigned-integer");
     }
   }
+  // Sequence parameters as Triton's HTTP frontend reads them: an unsigned or string ID, boolean
+  // flags.
+  if (const ParameterValue* id = params.Find("sequence_id");
+      id != nullptr && !std::holds_alternative<std::string>(*id) &&
+      !GetUint(params, "sequence_id")) {
+    return InvalidArgument(
+        "Unable to parse 'sequence_id': attempt to access JSON non-unsigned-integer as "
+        "unsigned-integer");
+  }
+  for (const char* key : {"sequence_start", "sequence_end"}) {
+    if (params.Find(key) != nullptr && !GetBool(params, key)) {
+      return InvalidArgument(std::string("Unable to parse '") + key +
+                             "': attempt to access JSON non-boolean as boolean");
+    }
+  }
   for (const auto& [key, value] : params) {
     if (key.rfind("triton_", 0) == 0) {
       return InvalidArgument(

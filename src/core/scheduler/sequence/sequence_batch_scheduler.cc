@@ -1,0 +1,397 @@
+#include "core/scheduler/sequence/sequence_batch_scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/logging.h"
+#include "core/request/parameters.h"
+#include "core/scheduler/batch_former.h"
+#include "core/scheduler/batch_runner.h"
+
+namespace nereid {
+namespace {
+
+std::chrono::steady_clock::time_point At(uint64_t ns) {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
+}  // namespace
+
+SequenceBatchScheduler::SequenceBatchScheduler(
+    const ModelInfo* model, ModelStats* stats, SequenceOptions options,
+    std::vector<std::unique_ptr<backend::ModelInstance>>&& instances)
+    : model_(model),
+      exec_info_(SequenceExecInfo(*model, options)),
+      stats_(stats),
+      options_(std::move(options)),
+      instances_(std::move(instances)),
+      table_(instances_.size(), options_.slots_per_instance, options_.idle_ns) {
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    cvs_.push_back(std::make_unique<std::condition_variable>());
+  }
+  threads_.reserve(instances_.size());
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    threads_.emplace_back([this, i] { ExecutorLoop(i); });
+  }
+  reaper_ = std::thread([this] { ReaperLoop(); });
+}
+
+SequenceBatchScheduler::~SequenceBatchScheduler() { Stop(); }
+
+void SequenceBatchScheduler::Reject(SchedulerJob& job, const Status& status) {
+  stats_->RecordFailure(FailureReason::kRejected, job.request_start_ns, NowNs());
+  job.done(status);
+}
+
+Status SequenceBatchScheduler::ParseSequence(const InferenceRequest& request, int64_t batch_size,
+                                             Job* job, bool* end) const {
+  const std::string& name = model_->name;
+  CorrelationId& id = job->corrid;
+  if (const ParameterValue* v = request.parameters.Find("sequence_id")) {
+    if (const std::string* s = std::get_if<std::string>(v)) {
+      id.is_string = true;
+      id.text = *s;
+    } else if (const int64_t* i = std::get_if<int64_t>(v)) {
+      id.number = static_cast<uint64_t>(*i);  // as Triton, which stores it unsigned
+    } else if (const uint64_t* u = std::get_if<uint64_t>(v)) {
+      id.number = *u;
+    }
+  }
+  if (id.is_string ? id.text.empty() : id.number == 0) {
+    return InvalidArgument("inference request to model '" + name +
+                           "' must specify a non-zero or non-empty correlation ID");
+  }
+  if (model_->max_batch_size > 0 && batch_size > 1) {
+    return InvalidArgument("inference request to model '" + name +
+                           "' must specify batch-size 1 due to requirements of sequence batcher");
+  }
+  if (options_.corrid) {
+    const bool wants_string = options_.corrid->data_type == DataType::kBytes;
+    if (wants_string != id.is_string) {
+      return InvalidArgument("inference request to model '" + name + "' must specify " +
+                             (wants_string ? "a string" : "an unsigned integer") +
+                             " correlation ID: control input '" + options_.corrid->name +
+                             "' (CONTROL_SEQUENCE_CORRID) has data type " +
+                             std::string(DataTypeConfigName(options_.corrid->data_type)));
+    }
+  }
+  job->start = GetBool(request.parameters, "sequence_start").value_or(false);
+  *end = GetBool(request.parameters, "sequence_end").value_or(false);
+  return Status::Ok();
+}
+
+void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_inline*/) {
+  scheduler_job.queue_start_ns = NowNs();
+  Job job;
+  bool end = false;
+  Status parsed = ParseSequence(*scheduler_job.request, scheduler_job.batch_size, &job, &end);
+  if (!parsed.ok()) {
+    Reject(scheduler_job, parsed);
+    return;
+  }
+  // What the client gets back; the state outputs are asked from the backend in any case.
+  InferenceRequest& request = *scheduler_job.request;
+  if (request.outputs.empty()) {
+    for (const TensorSpec& spec : model_->outputs) job.client_outputs.push_back(spec.name);
+  } else {
+    for (const RequestedOutput& o : request.outputs) job.client_outputs.push_back(o.name);
+    for (const StateSpec& s : options_.states) {
+      const bool listed =
+          std::any_of(request.outputs.begin(), request.outputs.end(),
+                      [&](const RequestedOutput& o) { return o.name == s.output_name; });
+      if (!listed) request.outputs.push_back({s.output_name, {}});
+    }
+  }
+  job.shape_key = BatchShapeKey(request);
+  job.job = std::move(scheduler_job);
+  const std::string key = job.corrid.Key();
+
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) {
+    lock.unlock();
+    Reject(job.job, Unavailable("model '" + model_->name + "' is unloading"));
+    return;
+  }
+  const size_t backlog = table_.backlog_size();
+  const std::string id = logging::VerboseLevel() >= 1 ? job.corrid.ToString() : std::string();
+  if (!table_.Admit(key, job.start, end, job.job.queue_start_ns, job)) {
+    lock.unlock();
+    Reject(job.job, InvalidArgument("inference request for sequence " + job.corrid.ToString() +
+                                    " to model '" + model_->name +
+                                    "' must specify the START flag on the first request of the "
+                                    "sequence"));
+    return;
+  }
+  stats_->AddPending(1);
+  const bool backlogged = table_.backlog_size() > backlog;
+  lock.unlock();
+  if (backlogged) {
+    LOG_VERBOSE(1, "model '{}': sequence {} waits in the backlog (every slot is taken)",
+                model_->name, id);
+  }
+  for (auto& cv : cvs_) cv->notify_one();
+}
+
+std::vector<SequenceBatchScheduler::Taken> SequenceBatchScheduler::TakeDirect(size_t instance,
+                                                                              uint64_t now_ns,
+                                                                              uint64_t* wake_ns) {
+  const size_t slots = table_.slots_per_instance();
+  std::vector<std::pair<size_t, Table::Sequence*>> heads;
+  uint64_t oldest = UINT64_MAX;
+  for (size_t k = 0; k < slots; ++k) {
+    if (Table::Sequence* s = table_.Head(instance, k)) {
+      heads.emplace_back(k, s);
+      oldest = std::min(oldest, s->pending.front().second.job.queue_start_ns);
+    }
+  }
+  std::vector<Taken> taken;
+  if (heads.empty()) return taken;
+  // The delay only applies with a minimum slot utilization (Triton's direct strategy).
+  if (!stopping_ && options_.minimum_slot_utilization > 0 && options_.max_queue_delay_ns > 0 &&
+      static_cast<float>(heads.size()) < options_.minimum_slot_utilization * slots &&
+      now_ns < oldest + options_.max_queue_delay_ns) {
+    *wake_ns = oldest + options_.max_queue_delay_ns;
+    return taken;
+  }
+  for (auto& [slot, seq] : heads) {
+    Taken t;
+    t.slot = slot;
+    t.seq = table_.Take(seq, &t.job, &t.end);
+    taken.push_back(std::move(t));
+  }
+  return taken;
+}
+
+std::vector<SequenceBatchScheduler::Taken> SequenceBatchScheduler::TakeOldest(size_t instance,
+                                                                              uint64_t now_ns,
+                                                                              uint64_t* wake_ns) {
+  std::vector<std::pair<size_t, Table::Sequence*>> heads;
+  for (size_t k = 0; k < table_.slots_per_instance(); ++k) {
+    if (Table::Sequence* s = table_.Head(instance, k)) heads.emplace_back(k, s);
+  }
+  std::vector<Taken> taken;
+  if (heads.empty()) return taken;
+  auto arrival = [](const std::pair<size_t, Table::Sequence*>& h) {
+    return h.second->pending.front().second.job.queue_start_ns;
+  };
+  std::stable_sort(heads.begin(), heads.end(),
+                   [&](const auto& a, const auto& b) { return arrival(a) < arrival(b); });
+  // One item per candidate sequence, so no batch can hold two requests of one sequence.
+  std::vector<QueuedItem> items;
+  items.reserve(heads.size());
+  for (const auto& h : heads) {
+    const Job& j = h.second->pending.front().second;
+    items.push_back({0, false, 1, j.shape_key, j.job.queue_start_ns, 0, false});
+  }
+  BatcherPolicy policy;
+  policy.max_batch_size = std::max(1, options_.max_batch_size);
+  policy.preferred_batch_sizes = options_.preferred_batch_sizes;
+  policy.max_queue_delay_ns = options_.max_queue_delay_ns;
+  const BatchDecision d = FormBatch(items, policy, now_ns, stopping_);
+  if (d.batch.empty()) {
+    *wake_ns = d.wake_at_ns;
+    return taken;
+  }
+  for (size_t i : d.batch) {
+    Taken t;
+    t.slot = heads[i].first;
+    t.seq = table_.Take(heads[i].second, &t.job, &t.end);
+    taken.push_back(std::move(t));
+  }
+  return taken;
+}
+
+void SequenceBatchScheduler::ExecutorLoop(size_t instance) {
+  std::condition_variable& cv = *cvs_[instance];
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    uint64_t wake_ns = 0;
+    std::vector<Taken> batch = options_.strategy == SequenceOptions::Strategy::kDirect
+                                   ? TakeDirect(instance, NowNs(), &wake_ns)
+                                   : TakeOldest(instance, NowNs(), &wake_ns);
+    if (batch.empty()) {
+      bool pending = false;
+      for (size_t k = 0; k < table_.slots_per_instance() && !pending; ++k) {
+        pending = table_.Head(instance, k) != nullptr;
+      }
+      if (stopping_ && !pending) return;
+      if (wake_ns != 0) {
+        cv.wait_until(lock, At(wake_ns));
+      } else {
+        cv.wait(lock);
+      }
+      continue;
+    }
+    const uint64_t first_seq = next_seq_;
+    next_seq_ += batch.size();
+    stats_->AddPending(-static_cast<int64_t>(batch.size()));
+    lock.unlock();
+    LOG_VERBOSE(1, "model '{}': instance {} executes {} sequence request(s)", model_->name,
+                instance, batch.size());
+    Run(instance, batch, first_seq);
+    const uint64_t now = NowNs();
+    lock.lock();
+    for (Taken& t : batch) table_.Finish(t.seq.get(), now);
+    batch.clear();
+    reaper_cv_.notify_one();
+  }
+}
+
+void SequenceBatchScheduler::Run(size_t instance, std::vector<Taken>& batch, uint64_t first_seq) {
+  // A sequence's state is touched only by the executor of its instance while one of its requests
+  // is taken (executing > 0 keeps the reaper away), so it is read and written here unlocked.
+  std::vector<std::string> keys;
+  keys.reserve(batch.size());
+  for (Taken& t : batch) {
+    const StoredState* state = t.job.start ? nullptr : &t.seq->state;
+    AddSequenceInputs(options_, t.job.start, t.end, true, t.job.corrid, state,
+                      t.job.job.request.get());
+    keys.push_back(BatchShapeKey(*t.job.job.request));
+  }
+  // Requests whose shapes (state shapes included) differ run as separate executions.
+  std::vector<Result> results;
+  results.reserve(batch.size());
+  for (size_t k = 0; k < batch.size(); ++k) results.emplace_back(Internal("not executed"));
+  std::vector<char> done(batch.size(), 0);
+  for (size_t first = 0; first < batch.size(); ++first) {
+    if (done[first]) continue;
+    std::vector<size_t> group;
+    for (size_t k = first; k < batch.size(); ++k) {
+      if (!done[k] && keys[k] == keys[first]) {
+        group.push_back(k);
+        done[k] = 1;
+      }
+    }
+    RunGroup(instance, batch, group, &results);
+  }
+  for (size_t k = 0; k < batch.size(); ++k) {
+    InferCallback& cb = batch[k].job.job.done;
+    if (options_.preserve_ordering) {
+      Deliver(first_seq + k, cb, std::move(results[k]));
+    } else {
+      cb(std::move(results[k]));
+    }
+  }
+}
+
+void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch,
+                                      const std::vector<size_t>& group,
+                                      std::vector<Result>* results) {
+  // Direct: every request sits in its slot's row; rows without a request get a filler.
+  const bool direct =
+      options_.strategy == SequenceOptions::Strategy::kDirect && options_.max_batch_size > 0;
+  size_t rows = group.size();
+  if (direct) {
+    rows = 0;
+    for (size_t k : group) rows = std::max(rows, batch[k].slot + 1);
+  }
+  std::vector<std::unique_ptr<InferenceRequest>> requests(rows);
+  std::vector<int> row_of(group.size());
+  for (size_t g = 0; g < group.size(); ++g) {
+    row_of[g] = static_cast<int>(direct ? batch[group[g]].slot : g);
+  }
+  const InferenceRequest& like = *batch[group.front()].job.job.request;
+  for (size_t r = 0; r < rows; ++r) {
+    if (std::find(row_of.begin(), row_of.end(), static_cast<int>(r)) == row_of.end()) {
+      requests[r] = MakeFillerRequest(options_, like);
+    }
+  }
+  for (size_t g = 0; g < group.size(); ++g) {
+    requests[static_cast<size_t>(row_of[g])] = std::move(batch[group[g]].job.job.request);
+  }
+  std::vector<int64_t> sizes(rows, 1);
+  ExecutionTimes times;
+  auto out =
+      RunBatchOnInstance(*instances_[instance], exec_info_, std::move(requests), sizes, &times);
+  const uint64_t end = NowNs();
+  bool executed = false;
+  for (size_t g = 0; g < group.size(); ++g) {
+    Taken& t = batch[group[g]];
+    Result r = std::move(out[static_cast<size_t>(row_of[g])]);
+    executed = executed || r.ok();
+    if (r.ok()) {
+      Status kept =
+          TakeStateOutputs(*model_, options_, t.job.client_outputs, r->get(), &t.seq->state);
+      if (!kept.ok()) r = Result(kept);
+    }
+    if (r.ok()) {
+      stats_->RecordResponse(0, true, times.output_start - times.input_end,
+                             times.compute_end - times.output_start);
+      stats_->RecordSuccess(1, t.job.job.request_start_ns, t.job.job.queue_start_ns, times, end);
+    } else {
+      stats_->RecordFailure(FailureReason::kBackend, t.job.job.request_start_ns, end);
+    }
+    (*results)[group[g]] = std::move(r);
+  }
+  if (executed) stats_->RecordExecution(static_cast<int64_t>(group.size()), times);
+}
+
+void SequenceBatchScheduler::ReaperLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    const std::vector<std::string> released = table_.Reap(NowNs());
+    if (!released.empty()) {
+      LOG_VERBOSE(1, "model '{}': released {} idle sequence(s)", model_->name, released.size());
+      for (auto& cv : cvs_) cv->notify_one();  // a backlogged sequence may own a slot now
+    }
+    const uint64_t next = table_.NextReapNs();
+    if (next == 0) {
+      reaper_cv_.wait(lock);
+    } else {
+      reaper_cv_.wait_until(lock, At(next));
+    }
+  }
+}
+
+void SequenceBatchScheduler::Deliver(uint64_t seq, InferCallback& done, Result&& result) {
+  std::lock_guard<std::mutex> lock(deliver_mu_);
+  if (seq != next_deliver_) {
+    parked_.emplace(seq, std::make_pair(std::move(done), std::move(result)));
+    return;
+  }
+  done(std::move(result));
+  ++next_deliver_;
+  for (auto it = parked_.begin(); it != parked_.end() && it->first == next_deliver_;
+       it = parked_.erase(it)) {
+    it->second.first(std::move(it->second.second));
+    ++next_deliver_;
+  }
+}
+
+void SequenceBatchScheduler::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+  }
+  for (auto& cv : cvs_) cv->notify_all();
+  reaper_cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+  if (reaper_.joinable()) reaper_.join();
+  std::vector<Table::SequencePtr> backlog;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    backlog = table_.DrainBacklog();
+  }
+  for (auto& seq : backlog) {
+    for (auto& [end, job] : seq->pending) {
+      stats_->AddPending(-1);
+      Reject(job.job, Unavailable("model '" + model_->name + "' is unloading"));
+    }
+  }
+  instances_.clear();
+}
+
+bool SequenceBatchScheduler::IsExecutorThread() const {
+  const auto self = std::this_thread::get_id();
+  if (reaper_.get_id() == self) return true;
+  for (const auto& t : threads_) {
+    if (t.get_id() == self) return true;
+  }
+  return false;
+}
+
+}  // namespace nereid

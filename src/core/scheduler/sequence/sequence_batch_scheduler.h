@@ -1,0 +1,103 @@
+// SequenceBatchScheduler: Triton's sequence batcher (REFERENCE.md §2.3, seeds 000 and 003).
+// Every request names its sequence (correlation ID); a sequence is bound to one batch slot of one
+// model instance for its whole life (SequenceTable), so all its requests run, in order, on that
+// instance. Each instance has one executor thread that forms that instance's batches:
+//   - Direct: one slot per batch row (max_batch_size slots); a batch holds the oldest waiting
+//     request of every slot, each in its slot's row, with empty rows below the highest used one
+//     filled by zero requests whose READY is false. With minimum_slot_utilization > 0 the executor
+//     waits up to max_queue_delay for enough slots to have a request.
+//   - Oldest: max_candidate_sequences slots; the oldest waiting request of each candidate
+//     sequence is offered to FormBatch (batch_former.h: preferred sizes, max_queue_delay), so a
+//     batch never holds two requests of one sequence; preserve_ordering delivers responses in the
+//     order requests left the queue.
+// Sequences beyond the slots wait in a backlog and take a slot as soon as one is freed (END taken
+// or idle release). A reaper thread releases sequences idle for max_sequence_idle_microseconds.
+// Implicit state lives in the table entry of its sequence and is fed to, and taken from, every
+// execution (sequence_tensors.h).
+//
+// Thread-safety: Enqueue from any thread; Stop once, by the owner.
+// Locks: mu_ guards the table and stopping_; it is a leaf, never held while a backend, a callback
+// or a tensor copy runs. deliver_mu_ (Oldest preserve_ordering) is held while callbacks run and is
+// never taken with mu_ held.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/model/model_info.h"
+#include "core/scheduler/scheduler.h"
+#include "core/scheduler/sequence/sequence_options.h"
+#include "core/scheduler/sequence/sequence_table.h"
+#include "core/scheduler/sequence/sequence_tensors.h"
+#include "core/stats/model_stats.h"
+#include "nereid/backend_api.h"
+
+namespace nereid {
+
+class SequenceBatchScheduler final : public Scheduler {
+ public:
+  // Takes the instances; `model` and `stats` must outlive the scheduler.
+  SequenceBatchScheduler(const ModelInfo* model, ModelStats* stats, SequenceOptions options,
+                         std::vector<std::unique_ptr<backend::ModelInstance>>&& instances);
+  ~SequenceBatchScheduler() override;
+
+  void Enqueue(SchedulerJob&& job, bool allow_inline) override;
+  void Stop() override;
+  bool IsExecutorThread() const override;
+
+ private:
+  struct Job {
+    SchedulerJob job;
+    bool start = false;
+    CorrelationId corrid;
+    std::vector<std::string> client_outputs;  // what the response keeps, in order
+    std::string shape_key;                    // BatchShapeKey of the client's inputs
+  };
+  using Table = SequenceTable<Job, StoredState>;
+  struct Taken {
+    Job job;
+    bool end = false;
+    size_t slot = 0;
+    Table::SequencePtr seq;
+  };
+  using Result = StatusOr<std::unique_ptr<InferenceResponse>>;
+
+  Status ParseSequence(const InferenceRequest& request, int64_t batch_size, Job* job,
+                       bool* end) const;
+  void ExecutorLoop(size_t instance);
+  // With mu_ held: the requests to run now on `instance` (empty: wait until *wake_ns, 0 = event).
+  std::vector<Taken> TakeDirect(size_t instance, uint64_t now_ns, uint64_t* wake_ns);
+  std::vector<Taken> TakeOldest(size_t instance, uint64_t now_ns, uint64_t* wake_ns);
+  void Run(size_t instance, std::vector<Taken>& batch, uint64_t first_seq);
+  void RunGroup(size_t instance, std::vector<Taken>& batch, const std::vector<size_t>& group,
+                std::vector<Result>* results);
+  void ReaperLoop();
+  void Reject(SchedulerJob& job, const Status& status);
+  void Deliver(uint64_t seq, InferCallback& done, Result&& result);
+
+  const ModelInfo* model_;
+  const ModelInfo exec_info_;  // with control and state tensors
+  ModelStats* stats_;
+  const SequenceOptions options_;
+  std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
+  std::vector<std::thread> threads_;
+  std::thread reaper_;
+
+  std::mutex mu_;
+  std::vector<std::unique_ptr<std::condition_variable>> cvs_;  // one per instance
+  std::condition_variable reaper_cv_;
+  Table table_;            // guarded by mu_
+  bool stopping_ = false;  // guarded by mu_
+  uint64_t next_seq_ = 0;  // guarded by mu_: order in which requests left the queue
+
+  std::mutex deliver_mu_;
+  uint64_t next_deliver_ = 0;                                    // guarded by deliver_mu_
+  std::map<uint64_t, std::pair<InferCallback, Result>> parked_;  // guarded by deliver_mu_
+};
+
+}  // namespace nereid

@@ -1,0 +1,373 @@
+// SequenceBatchScheduler with a test backend that accumulates IN into the implicit state and
+// records every execution's rows (IN, START, READY, CORRID), optionally held at a gate so that
+// requests queue while the instance is busy.
+#include "core/scheduler/sequence/sequence_batch_scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <optional>
+
+namespace nereid {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Row {
+  float in;
+  int32_t start;
+  int32_t ready;
+  uint64_t corrid;
+};
+
+struct Backend {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = true;
+  std::optional<float> hold_only;  // when set, only an execution whose first IN is it waits
+  int running = 0;
+  std::vector<std::vector<Row>> executions;
+
+  void Close() {
+    std::lock_guard<std::mutex> l(mu);
+    open = false;
+  }
+  void Open() {
+    std::lock_guard<std::mutex> l(mu);
+    open = true;
+    cv.notify_all();
+  }
+  void WaitRunning(int n) {
+    std::unique_lock<std::mutex> l(mu);
+    ASSERT_TRUE(cv.wait_for(l, 5s, [&] { return running >= n; }));
+  }
+};
+
+const backend::TensorRef* Find(const backend::ExecuteArgs& args, const std::string& name) {
+  for (const auto& t : args.inputs) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+template <typename T>
+T At(const backend::TensorRef* t, int64_t row) {
+  T v;
+  std::memcpy(&v, t->data.data() + row * sizeof(T), sizeof(T));
+  return v;
+}
+
+// OUT = STATE_OUT = IN on START, else IN + STATE_IN.
+class AccumulatingInstance : public backend::ModelInstance {
+ public:
+  explicit AccumulatingInstance(Backend* b) : b_(b) {}
+  Status Execute(const backend::ExecuteArgs& args) override {
+    const auto* in = Find(args, "IN");
+    const auto* start = Find(args, "START");
+    const auto* ready = Find(args, "READY");
+    const auto* corrid = Find(args, "CORRID");
+    const auto* state = Find(args, "STATE_IN");
+    if (!in || !start || !ready || !corrid || !state) return Internal("missing input");
+    std::vector<Row> rows;
+    for (int64_t r = 0; r < args.batch_size; ++r) {
+      rows.push_back({At<float>(in, r), At<int32_t>(start, r), At<int32_t>(ready, r),
+                      At<uint64_t>(corrid, r)});
+    }
+    {
+      std::unique_lock<std::mutex> l(b_->mu);
+      b_->executions.push_back(rows);
+      ++b_->running;
+      b_->cv.notify_all();
+      if (!b_->hold_only || *b_->hold_only == rows[0].in) {
+        b_->cv.wait(l, [&] { return b_->open; });
+      }
+      --b_->running;
+    }
+    for (const char* name : {"OUT", "STATE_OUT"}) {
+      if (!args.outputs->IsRequested(name)) continue;
+      auto buf = args.outputs->Allocate(name, DataType::kFp32, in->shape, in->data.size());
+      if (!buf.ok()) return buf.status();
+      for (int64_t r = 0; r < args.batch_size; ++r) {
+        float v = rows[r].in + (rows[r].start ? 0.0f : At<float>(state, r));
+        std::memcpy(buf->data() + r * 4, &v, 4);
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Backend* b_;
+};
+
+struct Reply {
+  std::promise<StatusOr<std::unique_ptr<InferenceResponse>>> promise;
+  std::future<StatusOr<std::unique_ptr<InferenceResponse>>> future = promise.get_future();
+};
+
+class SequenceBatchSchedulerTest : public ::testing::Test {
+ protected:
+  SequenceBatchSchedulerTest() {
+    model_.name = "m";
+    model_.version = 1;
+    model_.max_batch_size = 4;
+    model_.inputs = {{"IN", DataType::kFp32, {1}}};
+    model_.outputs = {{"OUT", DataType::kFp32, {1}}};
+    options_.max_batch_size = 4;
+    options_.slots_per_instance = 4;
+    auto flag = [](const char* name) {
+      return ControlSpec{
+          name, DataType::kInt32, {std::string(4, '\0'), std::string("\1\0\0\0", 4)}};
+    };
+    options_.start = flag("START");
+    options_.ready = flag("READY");
+    options_.corrid = CorridSpec{"CORRID", DataType::kUint64};
+    StateSpec s;
+    s.input_name = "STATE_IN";
+    s.output_name = "STATE_OUT";
+    s.data_type = DataType::kFp32;
+    s.dims = {1};
+    options_.states = {s};
+  }
+  ~SequenceBatchSchedulerTest() override {
+    backend_.Open();
+    if (sched_) sched_->Stop();
+  }
+
+  void Start(int instances = 1) {
+    std::vector<std::unique_ptr<backend::ModelInstance>> list;
+    for (int i = 0; i < instances; ++i) {
+      list.push_back(std::make_unique<AccumulatingInstance>(&backend_));
+    }
+    sched_ = std::make_unique<SequenceBatchScheduler>(&model_, &stats_, options_, std::move(list));
+  }
+
+  std::shared_ptr<Reply> Send(uint64_t id, float value, bool start = false, bool end = false) {
+    auto reply = std::make_shared<Reply>();
+    auto r = std::make_unique<InferenceRequest>();
+    auto buf = std::make_shared<float>(value);
+    InferInput in;
+    in.name = "IN";
+    in.data_type = DataType::kFp32;
+    in.shape = {1, 1};
+    in.data = std::span<const char>(reinterpret_cast<const char*>(buf.get()), 4);
+    r->inputs.push_back(in);
+    r->KeepAlive(buf);
+    r->parameters.Set("sequence_id", id);
+    if (start) r->parameters.Set("sequence_start", true);
+    if (end) r->parameters.Set("sequence_end", true);
+    SchedulerJob job;
+    job.request = std::move(r);
+    job.batch_size = 1;
+    job.request_start_ns = NowNs();
+    job.done = [reply](StatusOr<std::unique_ptr<InferenceResponse>> result) {
+      reply->promise.set_value(std::move(result));
+    };
+    sched_->Enqueue(std::move(job), false);
+    return reply;
+  }
+
+  static float Value(const std::shared_ptr<Reply>& r) {
+    auto result = r->future.get();
+    EXPECT_TRUE(result.ok()) << result.status().message();
+    if (!result.ok()) return -1;
+    EXPECT_EQ((*result)->outputs.size(), 1u);  // the state output is not the client's
+    float v;
+    std::memcpy(&v, (*result)->outputs[0].data.data(), 4);
+    return v;
+  }
+
+  std::vector<std::vector<Row>> Executions() {
+    std::lock_guard<std::mutex> l(backend_.mu);
+    return backend_.executions;
+  }
+
+  ModelInfo model_;
+  ModelStats stats_{4};
+  SequenceOptions options_;
+  Backend backend_;
+  std::unique_ptr<SequenceBatchScheduler> sched_;
+};
+
+TEST_F(SequenceBatchSchedulerTest, StateCarriesFromRequestToRequest) {
+  Start();
+  EXPECT_EQ(Value(Send(7, 1, true)), 1);
+  EXPECT_EQ(Value(Send(7, 2)), 3);
+  EXPECT_EQ(Value(Send(7, 3, false, true)), 6);
+  const auto s = stats_.Snapshot();
+  EXPECT_EQ(s.success.count, 3u);
+  EXPECT_EQ(s.execution_count, 3u);
+}
+
+TEST_F(SequenceBatchSchedulerTest, DirectBatchesSlotsInTheirRowsWithFillers) {
+  Start();
+  // a -> slot 0, b -> slot 1, c -> slot 2; all started, then a ends and frees slot 0.
+  for (uint64_t id : {1, 2, 3}) EXPECT_EQ(Value(Send(id, 10.0f * id, true)), 10.0f * id);
+  EXPECT_EQ(Value(Send(1, 1, false, true)), 11);
+  backend_.Close();
+  auto hold = Send(2, 1);  // runs alone in row 1 and is held
+  backend_.WaitRunning(1);
+  auto c1 = Send(3, 5);
+  auto b2 = Send(2, 5);
+  backend_.Open();
+  EXPECT_EQ(Value(hold), 21);
+  EXPECT_EQ(Value(c1), 35);
+  EXPECT_EQ(Value(b2), 26);
+  const auto ex = Executions();
+  ASSERT_EQ(ex.size(), 6u);
+  // Execution 5: b alone in row 1; row 0 is a filler (READY 0, CORRID 0).
+  ASSERT_EQ(ex[4].size(), 2u);
+  EXPECT_EQ(ex[4][0].ready, 0);
+  EXPECT_EQ(ex[4][0].corrid, 0u);
+  EXPECT_EQ(ex[4][1].corrid, 2u);
+  EXPECT_EQ(ex[4][1].ready, 1);
+  // Execution 6: b (row 1) and c (row 2) together, row 0 a filler.
+  ASSERT_EQ(ex[5].size(), 3u);
+  EXPECT_EQ(ex[5][0].ready, 0);
+  EXPECT_EQ(ex[5][1].corrid, 2u);
+  EXPECT_EQ(ex[5][2].corrid, 3u);
+  EXPECT_EQ(ex[5][1].start, 0);
+  const auto s = stats_.Snapshot();
+  EXPECT_EQ(s.inference_count, 7u);  // fillers are not inferences
+  EXPECT_EQ(s.execution_count, 6u);
+  ASSERT_EQ(s.batch_stats.size(), 2u);  // executions of 1 and of 2 real requests
+  EXPECT_EQ(s.batch_stats[0].batch_size, 1u);
+  EXPECT_EQ(s.batch_stats[0].compute_infer.count, 5u);
+  EXPECT_EQ(s.batch_stats[1].batch_size, 2u);
+  EXPECT_EQ(s.batch_stats[1].compute_infer.count, 1u);
+}
+
+TEST_F(SequenceBatchSchedulerTest, BacklogRunsWhenASlotFrees) {
+  options_.slots_per_instance = 1;
+  Start();
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);
+  auto waiting = Send(2, 100, true, true);
+  EXPECT_EQ(waiting->future.wait_for(100ms), std::future_status::timeout);
+  EXPECT_EQ(Value(Send(1, 1, false, true)), 2);
+  EXPECT_EQ(Value(waiting), 100);
+}
+
+TEST_F(SequenceBatchSchedulerTest, OldestNeverBatchesTwoRequestsOfOneSequence) {
+  options_.strategy = SequenceOptions::Strategy::kOldest;
+  options_.preferred_batch_sizes = {4};
+  Start();
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);
+  EXPECT_EQ(Value(Send(2, 10, true)), 10);
+  backend_.Close();
+  auto hold = Send(3, 100, true);
+  backend_.WaitRunning(1);
+  auto a1 = Send(1, 1);
+  auto a2 = Send(1, 1);
+  auto b1 = Send(2, 1);
+  backend_.Open();
+  EXPECT_EQ(Value(hold), 100);
+  EXPECT_EQ(Value(a1), 2);
+  EXPECT_EQ(Value(b1), 11);
+  EXPECT_EQ(Value(a2), 3);
+  const auto ex = Executions();
+  ASSERT_EQ(ex.size(), 5u);
+  ASSERT_EQ(ex[3].size(), 2u);  // a1 and b1, oldest first; no filler rows
+  EXPECT_EQ(ex[3][0].corrid, 1u);
+  EXPECT_EQ(ex[3][1].corrid, 2u);
+  EXPECT_EQ(ex[3][0].ready, 1);
+  ASSERT_EQ(ex[4].size(), 1u);  // a2 alone
+  EXPECT_EQ(ex[4][0].corrid, 1u);
+}
+
+TEST_F(SequenceBatchSchedulerTest, OldestPreserveOrderingAcrossInstances) {
+  options_.strategy = SequenceOptions::Strategy::kOldest;
+  options_.preserve_ordering = true;
+  Start(2);
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);  // instance 0
+  EXPECT_EQ(Value(Send(2, 1, true)), 1);  // instance 1
+  backend_.hold_only = 50.0f;
+  backend_.Close();
+  auto first = Send(1, 50);  // held on instance 0
+  backend_.WaitRunning(1);
+  auto second = Send(2, 7);  // runs at once on instance 1, but is delivered after `first`
+  EXPECT_EQ(second->future.wait_for(100ms), std::future_status::timeout);
+  backend_.Open();
+  EXPECT_EQ(Value(first), 51);
+  EXPECT_EQ(Value(second), 8);
+}
+
+TEST_F(SequenceBatchSchedulerTest, OldestWithoutOrderingDeliversWhenDone) {
+  options_.strategy = SequenceOptions::Strategy::kOldest;
+  Start(2);
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);
+  EXPECT_EQ(Value(Send(2, 1, true)), 1);
+  backend_.hold_only = 50.0f;
+  backend_.Close();
+  auto first = Send(1, 50);
+  backend_.WaitRunning(1);
+  EXPECT_EQ(Value(Send(2, 7)), 8);  // not held behind `first`
+  backend_.Open();
+  EXPECT_EQ(Value(first), 51);
+}
+
+TEST_F(SequenceBatchSchedulerTest, SequencesStayOnTheirInstance) {
+  Start(2);
+  for (uint64_t id = 1; id <= 4; ++id) EXPECT_EQ(Value(Send(id, 1, true)), 1);
+  std::vector<std::shared_ptr<Reply>> replies;
+  for (int step = 0; step < 5; ++step) {
+    for (uint64_t id = 1; id <= 4; ++id) replies.push_back(Send(id, 1, false, step == 4));
+  }
+  for (size_t k = 0; k < replies.size(); ++k) EXPECT_EQ(Value(replies[k]), 2 + k / 4);
+}
+
+TEST_F(SequenceBatchSchedulerTest, ErrorsOfTheSequenceParameters) {
+  Start();
+  auto missing = Send(0, 1, true);
+  auto r = missing->future.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "inference request to model 'm' must specify a non-zero or non-empty correlation ID");
+  auto no_start = Send(9, 1);
+  r = no_start->future.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "inference request for sequence 9 to model 'm' must specify the START flag on the "
+            "first request of the sequence");
+  const auto s = stats_.Snapshot();
+  EXPECT_EQ(s.fail.count, 2u);
+}
+
+TEST_F(SequenceBatchSchedulerTest, StopRunsQueuedRequestsAndFailsTheBacklog) {
+  options_.slots_per_instance = 1;
+  Start();
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);
+  backend_.Close();
+  auto held = Send(1, 2);  // a's request, running
+  backend_.WaitRunning(1);
+  auto queued = Send(1, 3);            // a's next request, queued in a's slot
+  auto backlogged = Send(2, 9, true);  // b waits for a slot that a never frees
+  std::thread stopper([&] { sched_->Stop(); });
+  backend_.Open();
+  stopper.join();
+  EXPECT_EQ(Value(held), 3);
+  EXPECT_EQ(Value(queued), 6);  // a sequence in flight finishes
+  auto r = backlogged->future.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r.status().message(), "model 'm' is unloading");
+  EXPECT_EQ(stats_.Snapshot().pending_requests, 0);
+  auto after = Send(3, 1, true)->future.get();  // new requests are refused
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.status().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(SequenceBatchSchedulerTest, IdleSequenceIsReleased) {
+  options_.idle_ns = 50'000'000;  // 50 ms
+  Start();
+  EXPECT_EQ(Value(Send(5, 1, true)), 1);
+  std::this_thread::sleep_for(200ms);
+  auto r = Send(5, 1)->future.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("START"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nereid

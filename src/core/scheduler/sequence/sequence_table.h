@@ -1,0 +1,177 @@
+// SequenceTable: the sequence batcher's bookkeeping as a pure data structure, with time passed in
+// (so slot assignment, backlog promotion and the idle reaper are unit-tested on a fake clock).
+//
+// Every live sequence (keyed by its correlation ID) owns a batch slot of one model instance, or
+// waits in the backlog (arrival order) when every slot is taken. A sequence keeps its slot for its
+// whole life: its requests queue in `pending` and are taken one at a time by that instance. The
+// slot is freed, and handed to the oldest backlogged sequence, when the request carrying END is
+// taken for execution, or when the sequence has been idle (nothing pending, nothing executing)
+// for `idle_ns`.
+//
+// A request of an unknown (or ended, or reaped) sequence must carry START; a START on a live
+// sequence restarts it in place (Triton's behaviour): the request queues behind the others and
+// the executor resets the state when it runs.
+//
+// Thread-safety: none; the owner serialises every call (the scheduler's mutex).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace nereid {
+
+template <typename Job, typename State>
+class SequenceTable {
+ public:
+  struct Sequence {
+    std::string key;
+    std::deque<std::pair<bool, Job>> pending;  // (carries END, job), arrival order
+    int instance = -1;                         // -1: in the backlog
+    size_t slot = 0;
+    uint64_t last_used_ns = 0;
+    int executing = 0;
+    bool ended = false;  // END admitted: later requests need START
+    State state{};
+  };
+  using SequencePtr = std::shared_ptr<Sequence>;
+
+  SequenceTable(size_t instances, size_t slots_per_instance, uint64_t idle_ns)
+      : slots_(instances, std::vector<SequencePtr>(slots_per_instance)), idle_ns_(idle_ns) {}
+
+  // Queues `job` (moved from only on success). False: the sequence is unknown, ended or reaped
+  // and the request does not carry START.
+  bool Admit(const std::string& key, bool start, bool end, uint64_t now_ns, Job& job) {
+    auto it = live_.find(key);
+    if (it == live_.end() || (it->second->ended && !start)) {
+      if (!start) return false;
+    }
+    SequencePtr seq;
+    if (it == live_.end()) {
+      seq = std::make_shared<Sequence>();
+      seq->key = key;
+      live_.emplace(key, seq);
+      if (!AssignSlot(seq)) backlog_.push_back(seq);
+    } else {
+      seq = it->second;
+    }
+    seq->ended = end;
+    seq->last_used_ns = now_ns;
+    seq->pending.emplace_back(end, std::move(job));
+    return true;
+  }
+
+  // The sequence in `slot` of `instance` when it has a request waiting, else nullptr.
+  Sequence* Head(size_t instance, size_t slot) const {
+    Sequence* s = slots_[instance][slot].get();
+    return s != nullptr && !s->pending.empty() ? s : nullptr;
+  }
+  size_t slots_per_instance() const { return slots_.empty() ? 0 : slots_[0].size(); }
+  size_t backlog_size() const { return backlog_.size(); }
+  size_t live_size() const { return live_.size(); }
+
+  // Takes the oldest request of `seq` (which Head returned) for execution. Returns the sequence
+  // (kept alive even when END removed it from the table) and sets `*end`.
+  SequencePtr Take(Sequence* seq, Job* job, bool* end) {
+    SequencePtr keep = slots_[seq->instance][seq->slot];
+    *end = seq->pending.front().first;
+    *job = std::move(seq->pending.front().second);
+    seq->pending.pop_front();
+    ++seq->executing;
+    if (*end && seq->pending.empty()) Release(keep);
+    return keep;
+  }
+
+  // The execution of one taken request is over.
+  void Finish(Sequence* seq, uint64_t now_ns) {
+    --seq->executing;
+    seq->last_used_ns = now_ns;
+  }
+
+  // Releases every sequence idle for idle_ns by `now_ns`; returns their keys.
+  std::vector<std::string> Reap(uint64_t now_ns) {
+    std::vector<SequencePtr> idle;
+    for (const auto& [key, seq] : live_) {
+      if (Reapable(*seq) && seq->last_used_ns + idle_ns_ <= now_ns) idle.push_back(seq);
+    }
+    std::vector<std::string> keys;
+    for (const SequencePtr& seq : idle) {
+      keys.push_back(seq->key);
+      Release(seq);
+    }
+    return keys;
+  }
+
+  // When Reap next has something to do (0: nothing is idle).
+  uint64_t NextReapNs() const {
+    uint64_t next = std::numeric_limits<uint64_t>::max();
+    for (const auto& [key, seq] : live_) {
+      if (Reapable(*seq)) next = std::min(next, seq->last_used_ns + idle_ns_);
+    }
+    return next == std::numeric_limits<uint64_t>::max() ? 0 : next;
+  }
+
+  // Removes every backlogged sequence (shutting down) and returns them.
+  std::vector<SequencePtr> DrainBacklog() {
+    std::vector<SequencePtr> out(backlog_.begin(), backlog_.end());
+    backlog_.clear();
+    for (const SequencePtr& s : out) live_.erase(s->key);
+    return out;
+  }
+
+ private:
+  static bool Reapable(const Sequence& s) {
+    return s.instance >= 0 && s.pending.empty() && s.executing == 0;
+  }
+
+  // The instance with the most free slots (the lowest index on ties), its lowest free slot.
+  bool AssignSlot(const SequencePtr& seq) {
+    size_t best_free = 0;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      size_t free = 0;
+      for (const SequencePtr& s : slots_[i]) free += s == nullptr;
+      if (free > best_free) {
+        best_free = free;
+        seq->instance = static_cast<int>(i);
+      }
+    }
+    if (best_free == 0) return false;
+    auto& row = slots_[static_cast<size_t>(seq->instance)];
+    for (size_t k = 0; k < row.size(); ++k) {
+      if (row[k] == nullptr) {
+        row[k] = seq;
+        seq->slot = k;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Frees the slot of `seq` (forgetting it) and gives the slot to the oldest backlogged sequence.
+  void Release(const SequencePtr& seq) {
+    auto it = live_.find(seq->key);
+    if (it != live_.end() && it->second == seq) live_.erase(it);
+    if (seq->instance < 0) return;
+    const size_t instance = static_cast<size_t>(seq->instance);
+    slots_[instance][seq->slot] = nullptr;
+    if (backlog_.empty()) return;
+    SequencePtr next = std::move(backlog_.front());
+    backlog_.pop_front();
+    next->instance = static_cast<int>(instance);
+    next->slot = seq->slot;
+    slots_[instance][seq->slot] = next;
+  }
+
+  std::vector<std::vector<SequencePtr>> slots_;  // [instance][slot]
+  std::deque<SequencePtr> backlog_;
+  std::unordered_map<std::string, SequencePtr> live_;
+  const uint64_t idle_ns_;
+};
+
+}  // namespace nereid
