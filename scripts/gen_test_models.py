@@ -665,7 +665,7 @@ def control_block(name, kind, t, values=None):
 
 
 def seq_config(name, max_batch_size, inputs, outputs, strategy="direct { }", controls=(),
-               states=(), idle_us=0, instances=1):
+               states=(), idle_us=0, instances=1, platform=ORT):
     lines = ["sequence_batching {"]
     if idle_us:
         lines.append(f"  max_sequence_idle_microseconds: {idle_us}")
@@ -673,7 +673,7 @@ def seq_config(name, max_batch_size, inputs, outputs, strategy="direct { }", con
     lines += list(controls)
     lines += list(states)
     lines.append("}")
-    return config(name, inputs, outputs, max_batch_size, instances=instances,
+    return config(name, inputs, outputs, max_batch_size, platform=platform, instances=instances,
                   extra="\n".join(lines))
 
 
@@ -943,6 +943,32 @@ def fixture_torch(repo):
     write_torch(repo, "bad_output_shape_torch", tm.TakeTwo(), config(
         "bad_output_shape_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [4])],
         [tensor_cfg("OUTPUT__0", "TYPE_FP32", [4])], 8, platform=TORCH))
+    torch_sequence_fixtures(repo, tm)
+
+
+def torch_sequence_fixtures(repo, tm):
+    """TorchScript twins of the `sequence` repository's accumulators: the control input and the
+    state tensors are ordinary `<name>__<index>` forward arguments and returned values."""
+    i32 = lambda n: tensor_cfg(n, "TYPE_INT32", [1])  # noqa: E731
+    start = control_block("START__1", "CONTROL_SEQUENCE_START", "TYPE_INT32", [0, 1])
+    state = state_block("STATE__2", "OUTPUT_STATE__1", [1])
+    acc = tm.scripted_bytes(tm.Accumulator())
+    accumulators = {
+        # name: (strategy, extra outputs); all max_batch_size 4, one instance (seq_accum's twins)
+        "seq_accum_torch": ("direct { }", []),
+        "seq_accum_oldest_torch": ("oldest { max_candidate_sequences: 4 }", []),
+        "seq_accum_state_out_torch": ("direct { }", [i32("OUTPUT_STATE__1")]),
+    }
+    for name, (strategy, extra) in accumulators.items():
+        cfg = seq_config(name, 4, [i32("INPUT__0")], [i32("OUTPUT__0")] + extra, strategy,
+                         [start], [state], platform=TORCH)
+        write_model(repo, name, cfg, {1: acc}, filename="model.pt")
+    zero = state_block("STATE__1", "OUTPUT_STATE__1", [-1],
+                       "initial_state { data_type: TYPE_INT32 dims: [ 1 ] zero_data: true } ")
+    cfg = seq_config("seq_initial_zero_torch", 4, [i32("INPUT__0")], [i32("OUTPUT__0")],
+                     states=[zero], platform=TORCH)
+    write_model(repo, "seq_initial_zero_torch", cfg,
+                {1: tm.scripted_bytes(tm.AccumulatorNoStart())}, filename="model.pt")
 
 
 def fixture_torch_broken(repo):

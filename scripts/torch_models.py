@@ -22,6 +22,8 @@ Modules:
   ReturnsDict   returns Dict[str, Tensor] (a forward output type Triton cannot serve)
   Accumulator   (INPUT__0, START__1, STATE__2) -> (OUTPUT__0, OUTPUT_STATE__1): the implicit-state
                 accumulator of seed 000, state = input on START, else state + input
+  AccumulatorNoStart (INPUT__0, STATE__1) -> (OUTPUT__0, OUTPUT_STATE__1): input + state always
+                (for initial_state models, like the ONNX accumulator without START)
   Mlp           Linear(+ReLU) 256->2048->2048->1024->16 with the ONNX mlp_fp32's exact weights
                 (same seeded generator), so both answer the same to float tolerance.
 """
@@ -113,6 +115,13 @@ class Accumulator(torch.nn.Module):
     def forward(self, x: torch.Tensor, start: torch.Tensor,
                 state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         new_state = torch.where(start != 0, x, x + state)
+        return new_state, new_state
+
+
+class AccumulatorNoStart(torch.nn.Module):
+    def forward(self, x: torch.Tensor,
+                state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        new_state = x + state
         return new_state, new_state
 
 
