@@ -65,7 +65,9 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   twin with the same weights), and three that load but fail per request:
                   wrong_output_dtype_torch (returns FP32, config INT32), matmul4_torch (x @ 3*I4,
                   dims [-1]: a width other than 4 fails in forward), bad_output_shape_torch
-                  (returns [batch,2], config [4]).
+                  (returns [batch,2], config [4]); and the TorchScript twins of the sequence
+                  accumulators (torch_sequence_fixtures): seq_accum_torch,
+                  seq_accum_oldest_torch, seq_accum_state_out_torch, seq_initial_zero_torch.
   DIR/torch_broken good_torch plus one model per defect: not_torchscript, wrong_arg_count,
                   returns_dict, no_config (model.pt, no config.pbtxt), index_out_of_range
                   (INPUT__5), unsupported_type (UINT16), bad_parameter
