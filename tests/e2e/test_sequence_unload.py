@@ -15,6 +15,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import grpc
 import numpy as np
 import pytest
 
@@ -31,7 +32,8 @@ def unknown_err(model):
 
 @pytest.fixture(scope="module")
 def server(pbs):  # noqa: F811
-    s = GrpcServer([repo("fixtures", "sequence"), repo("fixtures", "batching")],
+    s = GrpcServer([repo("fixtures", "sequence"), repo("fixtures", "batching"),
+                    repo("fixtures", "torch")],
                    name="sequence-unload",
                    flags=["--model-control-mode=explicit", "--log-verbose=1"]).start()
     try:
@@ -101,6 +103,10 @@ def test_open_sequence_after_unload_and_reload(server):
     assert_error(infer(server, "seq_accum", 1, new_id(), start=True), 503,
                  unknown_err("seq_accum"))
     assert server.get("/v2/models/seq_accum/ready").status_code == 400
+    with pytest.raises(grpc.RpcError) as e:
+        server.stub().ModelInfer(grpc_req("seq_accum", 1, a))
+    assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert e.value.details() == unknown_err("seq_accum")
     loaded(server, "seq_accum")
     # The reloaded model has no memory of a and b: without START they fail, with START they
     # begin again from nothing.
@@ -267,27 +273,68 @@ def test_requests_queued_in_the_dynamic_batcher_complete_at_unload(server):
     unloaded(server, "db_delay")
 
 
+def test_requests_queued_behind_an_execution_complete_at_unload(server):
+    # db_prio: one instance of the slow_rows identity (~150 ms for 4096 elements). One request
+    # executes, three wait in the queue when the model is unloaded; all four complete.
+    loaded(server, "db_prio")
+    data = [np.full(4096, float(v), np.float32) for v in range(4)]
+    before = server.stderr().count("model 'db_prio': request '' queued")
+
+    def one(x):
+        body, headers = build_infer_request([tensor("INPUT0", "FP32", x)])
+        return new_session().post(server.url("/v2/models/db_prio/infer"), data=body,
+                                  headers=headers, timeout=60)
+
+    with ThreadPoolExecutor(4) as pool:
+        futures = [pool.submit(one, x) for x in data]
+        wait_until(lambda: server.stderr().count("model 'db_prio': request '' queued")
+                   >= before + 4, timeout=10, what="four requests queued")
+        assert unload(server, "db_prio").status_code == 200
+        assert [e["state"] for e in index_entry(server, "db_prio")] == ["UNLOADING"]
+        results = [f.result(timeout=30) for f in futures]
+    for x, r in zip(data, results):
+        assert r.status_code == 200, r.content
+        np.testing.assert_array_equal(parse_response(r)[1]["OUTPUT0"], x)
+    wait_until(lambda: [e["state"] for e in index_entry(server, "db_prio")] ==
+               ["UNAVAILABLE"], timeout=20, what="db_prio to be released")
+
+
 # ------------------------------------------------------------------ leaks
 
 def threads(server):
     return len(os.listdir(f"/proc/{server.proc.pid}/task"))
 
 
-def test_load_unload_cycles_leave_no_threads_behind(server):
-    # One warm-up cycle (lazily created pools, e.g. ONNX Runtime's), then ten cycles that each
-    # run a sequence and leave one open; the thread count must come back to the warm value.
+def fds(server):
+    return len(os.listdir(f"/proc/{server.proc.pid}/fd"))
+
+
+@pytest.mark.parametrize("model", ["seq_accum_two_instances", "seq_accum_torch"])
+def test_load_unload_cycles_leave_no_threads_behind(server, model):
+    # One warm-up cycle (lazily created pools: ONNX Runtime's, LibTorch's, the HTTP sessions'),
+    # then ten cycles that each run a sequence and leave one open at the unload; the process's
+    # thread and file descriptor counts must come back to the warm values.
+    inp = "INPUT__0" if model.endswith("_torch") else "INPUT"
+
+    def req(value, sid, start=False, end=False):
+        params = {"sequence_id": sid, "sequence_start": start, "sequence_end": end}
+        return out(server.post(f"/v2/models/{model}/infer", json={
+            "inputs": [{"name": inp, "datatype": "INT32", "shape": [1, 1], "data": [value]}],
+            "parameters": params}))
+
     def cycle():
-        loaded(server, "seq_accum_two_instances")
+        loaded(server, model)
         sid = new_id()
-        assert out(infer(server, "seq_accum_two_instances", 2, sid, start=True)) == 2
-        assert out(infer(server, "seq_accum_two_instances", 3, sid, end=True)) == 5
-        assert out(infer(server, "seq_accum_two_instances", 1, new_id(), start=True)) == 1
-        unloaded(server, "seq_accum_two_instances")
+        assert req(2, sid, start=True) == 2
+        assert req(3, sid, end=True) == 5
+        assert req(1, new_id(), start=True) == 1
+        unloaded(server, model)
 
     cycle()
-    warm = threads(server)
+    warm_threads, warm_fds = threads(server), fds(server)
     for _ in range(10):
         cycle()
     # Destruction runs on a background thread after the version is released: poll briefly.
-    wait_until(lambda: threads(server) <= warm, timeout=10,
-               what=f"thread count back to {warm} (now {threads(server)})")
+    wait_until(lambda: threads(server) <= warm_threads and fds(server) <= warm_fds, timeout=10,
+               what=f"threads/fds back to {warm_threads}/{warm_fds} "
+                    f"(now {threads(server)}/{fds(server)})")
