@@ -88,6 +88,8 @@ class Server:
                 [f"--http-port={port}"] + COMMON_FLAGS + self.flags)
 
     def start(self):
+        if self.alive():  # a second process would replace (and leak) the first
+            raise AssertionError(f"server {self.name} is already running (pid {self.proc.pid})")
         last_error = None
         for attempt in range(3):  # retry only when the free port got taken in between
             self.port = free_port()
@@ -187,6 +189,10 @@ class Server:
         raise AssertionError(f"{needle!r} did not appear in the server log\n{self.stderr()}")
 
     def __enter__(self):
+        # `with Server(...).start() as s:` (or a helper that returns a started server) must not
+        # start a second process and leak the first.
+        if self.proc is not None and self.proc.poll() is None:
+            return self
         return self.start()
 
     def __exit__(self, *exc):
