@@ -1,31 +1,56 @@
 #include "app/command_line.h"
 
-#include <CLI/CLI.hpp>
+#include <sched.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <thread>
 
 namespace nereid {
 namespace {
 
 // Triton flags accepted so that existing command lines keep working, whose feature this build
 // does not provide (yet, or ever on CPU). Each use is reported at start-up.
-constexpr const char* kCompatFlags[] = {
-    "--grpc-infer-allocation-pool-size", "--grpc-max-response-pool-size",
-    "--grpc-header-forward-pattern", "--grpc-restricted-protocol",
-    "--http-header-forward-pattern", "--http-restricted-api",
-    "--allow-gpu-metrics", "--trace-config",
-    "--trace-file", "--trace-level", "--trace-rate", "--trace-count", "--trace-log-frequency",
-    "--model-load-retry-count", "--model-namespacing",
-    "--repoagent-directory", "--cache-directory", "--cache-config", "--response-cache-byte-size",
-    "--rate-limit", "--rate-limit-resource", "--pinned-memory-pool-byte-size",
-    "--cuda-memory-pool-byte-size", "--cuda-virtual-address-size",
-    "--buffer-manager-thread-count", "--host-policy", "--model-load-gpu-limit",
-    "--min-supported-compute-capability", "--enable-peer-access", "--allow-client-shm",
-    "--allow-sagemaker", "--sagemaker-port", "--sagemaker-safe-port-range",
-    "--sagemaker-thread-count", "--allow-vertex-ai", "--vertex-ai-port",
-    "--vertex-ai-thread-count", "--vertex-ai-default-model"};
+constexpr const char* kCompatFlags[] = {"--grpc-infer-allocation-pool-size",
+                                        "--grpc-max-response-pool-size",
+                                        "--grpc-header-forward-pattern",
+                                        "--grpc-restricted-protocol",
+                                        "--http-header-forward-pattern",
+                                        "--http-restricted-api",
+                                        "--allow-gpu-metrics",
+                                        "--trace-config",
+                                        "--trace-file",
+                                        "--trace-level",
+                                        "--trace-rate",
+                                        "--trace-count",
+                                        "--trace-log-frequency",
+                                        "--model-load-retry-count",
+                                        "--model-namespacing",
+                                        "--repoagent-directory",
+                                        "--cache-directory",
+                                        "--cache-config",
+                                        "--response-cache-byte-size",
+                                        "--rate-limit",
+                                        "--rate-limit-resource",
+                                        "--pinned-memory-pool-byte-size",
+                                        "--cuda-memory-pool-byte-size",
+                                        "--cuda-virtual-address-size",
+                                        "--buffer-manager-thread-count",
+                                        "--host-policy",
+                                        "--model-load-gpu-limit",
+                                        "--min-supported-compute-capability",
+                                        "--enable-peer-access",
+                                        "--allow-client-shm",
+                                        "--allow-sagemaker",
+                                        "--sagemaker-port",
+                                        "--sagemaker-safe-port-range",
+                                        "--sagemaker-thread-count",
+                                        "--allow-vertex-ai",
+                                        "--vertex-ai-port",
+                                        "--vertex-ai-thread-count",
+                                        "--vertex-ai-default-model"};
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -43,8 +68,10 @@ Status ParseBackendConfig(const std::string& text, ServerOptions* server) {
   }
   const size_t eq = setting.find('=');
   if (eq == std::string::npos || eq == 0) {
-    return InvalidArgument("--backend-config option format is '<backend name>,<setting>=<value>'."
-                           " Got " + text);
+    return InvalidArgument(
+        "--backend-config option format is '<backend name>,<setting>=<value>'."
+        " Got " +
+        text);
   }
   server->backend_config.push_back({backend, {setting.substr(0, eq), setting.substr(eq + 1)}});
   return Status::Ok();
@@ -184,7 +211,8 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   app.add_option("--exit-timeout-secs", s.exit_timeout_secs,
                  "Seconds to wait for in-flight inferences at shutdown");
   app.add_option("--model-load-thread-count", s.model_load_thread_count,
-                 "Models loaded in parallel")->check(CLI::PositiveNumber);
+                 "Models loaded in parallel")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--disable-auto-complete-config", raw.disable_auto_complete,
                "Do not let backends complete model configurations");
   app.add_option("--strict-model-config", raw.strict_model_config,
@@ -229,6 +257,7 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
   if (s.model_repositories.empty()) return InvalidArgument("--model-repository must be specified");
   for (const auto& bc : raw.backend_config) NEREID_RETURN_IF_ERROR(ParseBackendConfig(bc, &s));
   s.disable_auto_complete = raw.disable_auto_complete || raw.strict_model_config;
+  if (app.count("--http-thread-count") == 0) o.http.thread_count = DefaultHttpThreadCount();
   const std::string mode = Lower(raw.control_mode);
   if (mode != "none" && mode != "poll" && mode != "explicit") {
     return InvalidArgument("invalid value for --model-control-mode: " + raw.control_mode);
@@ -267,6 +296,14 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
 }
 
 }  // namespace
+
+int DefaultHttpThreadCount() {
+  int cpus = 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cpus, 2, HttpOptions{}.thread_count);
+}
 
 StatusOr<AppOptions> ParseCommandLine(int argc, const char* const* argv,
                                       const std::string& default_backend_directory) {
