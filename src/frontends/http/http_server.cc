@@ -133,6 +133,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
   const Executor& executor() const { return executor_; }
 
+  // True on an I/O thread currently running this session's handlers.
+  bool InStrand() const {
+    const auto* strand = executor_.target<net::strand<net::io_context::executor_type>>();
+    return strand != nullptr && strand->running_in_this_thread();
+  }
+
   void Start() {
     {
       std::lock_guard<std::mutex> lock(core_->mu);
@@ -242,6 +248,12 @@ class Responder : public HttpResponder {
  private:
   template <typename Fn>
   void Post(Fn&& fn) {
+    // Already on the session's strand (a reply sent from inside the handler, e.g. after inline
+    // execution): finish it here, with no trip through the scheduler, which could hand it to
+    // another I/O thread and wake that thread.
+    if (std::shared_ptr<Session> s = session_.lock(); s != nullptr && s->InStrand()) {
+      return fn(*s);
+    }
     std::lock_guard<std::mutex> lock(gate_->mu);
     if (!gate_->open) return;
     std::shared_ptr<Session> s = session_.lock();
