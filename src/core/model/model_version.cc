@@ -21,7 +21,7 @@ ModelVersion::~ModelVersion() {
 StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& options) {
   const inference::ModelConfig& config = *options.config;
   const uint64_t load_start = options.load_started_ns != 0 ? options.load_started_ns : NowNs();
-  const uint64_t resident_before = ResidentBytes();
+  const uint64_t resident_before = ResidentBytesTrimmed();
   // The last reference may drop on one of the version's own executor threads (a request
   // finishing after unload); destruction joins those threads, so it then moves to a fresh one.
   std::shared_ptr<ModelVersion> mv(new ModelVersion(), [](ModelVersion* p) {
@@ -75,13 +75,13 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
               instances.size());
   NEREID_RETURN_IF_ERROR(RunWarmup(mv->info_, warmup, instances));
   mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
-  const uint64_t resident_after = ResidentBytes();
+  const uint64_t resident_after = ResidentBytesTrimmed();
   if (resident_after > resident_before) {
     mv->stats_->SetMemoryUsage({{"CPU", 0, resident_after - resident_before}});
   }
   if (options.latency_observers != nullptr && *options.latency_observers) {
-    ObservedModel observed{config.name(), options.version,
-                           config.model_transaction_policy().decoupled(), {}};
+    ObservedModel observed{
+        config.name(), options.version, config.model_transaction_policy().decoupled(), {}};
     for (const auto& control : config.model_metrics().metric_control()) {
       const auto& buckets = control.histogram_options().buckets();
       observed.histogram_buckets.emplace_back(control.metric_identifier().family(),
@@ -119,8 +119,8 @@ void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
   job.request_start_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                    job.request->received_at.time_since_epoch())
                                                    .count());
-  job.done = [self, classify, done = std::move(done)](
-                 StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+  job.done = [self, classify,
+              done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
     if (classify && result.ok()) {
       Status s = ApplyClassification(self->info_, self->labels_, result->get());
       if (!s.ok()) result = s;
