@@ -80,8 +80,8 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
     mv->stats_->SetMemoryUsage({{"CPU", 0, resident_after - resident_before}});
   }
   if (options.latency_observers != nullptr && *options.latency_observers) {
-    ObservedModel observed{
-        config.name(), options.version, config.model_transaction_policy().decoupled(), {}};
+    ObservedModel observed{config.name(), options.version,
+                           config.model_transaction_policy().decoupled(), {}};
     for (const auto& control : config.model_metrics().metric_control()) {
       const auto& buckets = control.histogram_options().buckets();
       observed.histogram_buckets.emplace_back(control.metric_identifier().family(),
@@ -119,8 +119,8 @@ void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
   job.request_start_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                    job.request->received_at.time_since_epoch())
                                                    .count());
-  job.done = [self, classify,
-              done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+  job.done = [self, classify, done = std::move(done)](
+                 StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
     if (classify && result.ok()) {
       Status s = ApplyClassification(self->info_, self->labels_, result->get());
       if (!s.ok()) result = s;
