@@ -27,9 +27,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_bench import ROOT, free_port, rss_kib, run_wrk, wait_ready  # noqa: E402
+
+MAX_BATCH = 32  # mlp_torch's max_batch_size (scripts/gen_test_models.py)
 
 IN_PROCESS = r"""
 import sys, time, torch
@@ -66,12 +69,44 @@ def stop(proc):
     proc.wait(timeout=30)
 
 
+def model_stats(port):
+    url = f"http://127.0.0.1:{port}/v2/models/mlp_torch/stats"
+    with urllib.request.urlopen(url, timeout=5) as r:
+        s = json.loads(r.read())["model_stats"][0]
+    return int(s["inference_count"]), int(s["execution_count"])
+
+
+def batched(port, body, args, work, in_process):
+    """Dynamic batching: 2 x max_batch_size connections, then the in-process loop on batches of
+    the server's mean executed batch size (rounded), bracketing the server run."""
+    conns = 2 * MAX_BATCH
+    run_wrk(port, "mlp_torch", body, conns, 2, work)  # warm-up
+    i0, e0 = model_stats(port)
+    n = run_wrk(port, "mlp_torch", body, conns, args.seconds, work)
+    i1, e1 = model_stats(port)
+    mean = (i1 - i0) / max(1, e1 - e0)
+    batch = max(1, round(mean))
+    before = in_process(batch)
+    after = in_process(batch)
+    samples = n["rps"] * args.batch
+    ratio = samples / ((before + after) / 2)
+    print(f"dynamic batching, {conns} conns: server {samples:.1f} samples/s (p50 "
+          f"{n['p50_us'] / 1000:.1f} ms, p99 {n['p99_us'] / 1000:.1f} ms), mean batch {mean:.1f}; "
+          f"in-process at batch {batch}: {before:.1f} / {after:.1f}; ratio {ratio:.3f}"
+          + (f"  ({n['non2xx']} non-2xx!)" if n["non2xx"] else ""))
+    return [{"conns": conns, "server": n, "mean_batch": mean, "in_process_before": before,
+             "in_process_after": after, "ratio": ratio}]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/nereid"))
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--dynamic-batching", action="store_true",
+                    help="enable dynamic_batching on mlp_torch, load it with 2 x max_batch_size "
+                         "connections, and run the in-process loop on the server's mean batch")
     args = ap.parse_args()
     for tool in ("wrk", "taskset"):
         if not shutil.which(tool):
@@ -87,6 +122,9 @@ def main():
         shutil.copytree(os.path.join(gen, "fixtures", "torch", "mlp_torch"),
                         os.path.join(repo, "mlp_torch"))
         model_file = os.path.join(repo, "mlp_torch", "1", "model.pt")
+        if args.dynamic_batching:
+            with open(os.path.join(repo, "mlp_torch", "config.pbtxt"), "a") as f:
+                f.write("\ndynamic_batching {}\n")
 
         proc, _, onnx_ms, onnx_rss = start_server(args.bin, os.path.join(gen, "examples"), work,
                                                   "examples")
@@ -100,11 +138,21 @@ def main():
         x = [[(i % 17) / 17.0 for i in range(256)] for _ in range(args.batch)]
         body = json.dumps({"inputs": [{"name": "INPUT__0", "datatype": "FP32",
                                        "shape": [args.batch, 256], "data": x}]}).encode()
-        def in_process():
+        def in_process(batch=args.batch):
             return float(subprocess.run(
                 ["taskset", "-c", "0", "/usr/bin/python3", "-c", IN_PROCESS, model_file,
-                 str(args.batch), str(args.seconds)],
+                 str(batch), str(args.seconds)],
                 capture_output=True, text=True, check=True).stdout.strip())
+
+        if args.dynamic_batching:
+            try:
+                results["runs"] = batched(port, body, args, work, in_process)
+            finally:
+                stop(proc)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump(results, f, indent=1)
+            return
 
         try:
             # In-process runs bracket each server run, so drift (other load on the machine) shows.

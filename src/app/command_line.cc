@@ -1,10 +1,13 @@
 #include "app/command_line.h"
 
+#include <sched.h>
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <thread>
 
 namespace nereid {
 namespace {
@@ -229,6 +232,7 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
   if (s.model_repositories.empty()) return InvalidArgument("--model-repository must be specified");
   for (const auto& bc : raw.backend_config) NEREID_RETURN_IF_ERROR(ParseBackendConfig(bc, &s));
   s.disable_auto_complete = raw.disable_auto_complete || raw.strict_model_config;
+  if (app.count("--http-thread-count") == 0) o.http.thread_count = DefaultHttpThreadCount();
   const std::string mode = Lower(raw.control_mode);
   if (mode != "none" && mode != "poll" && mode != "explicit") {
     return InvalidArgument("invalid value for --model-control-mode: " + raw.control_mode);
@@ -267,6 +271,14 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
 }
 
 }  // namespace
+
+int DefaultHttpThreadCount() {
+  int cpus = 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cpus, 2, HttpOptions{}.thread_count);
+}
 
 StatusOr<AppOptions> ParseCommandLine(int argc, const char* const* argv,
                                       const std::string& default_backend_directory) {

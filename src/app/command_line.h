@@ -17,7 +17,7 @@ struct HttpOptions {
   bool allow = true;
   std::string address = "0.0.0.0";
   int port = 8000;
-  int thread_count = 8;
+  int thread_count = 8;  // Triton's default; without the flag, DefaultHttpThreadCount()
   int64_t max_input_size = 64 * 1024 * 1024;
   bool reuse_port = false;
 };
@@ -45,6 +45,11 @@ struct AppOptions {
   bool help_requested = false;
   std::string help_text;
 };
+
+// The HTTP I/O thread count when --http-thread-count is not given: the CPUs this process may run
+// on, at least 2 (so one thread stays free while another runs a model inline, ADR 0003) and at
+// most Triton's default of 8. docs/adr/0008-http-thread-count.md explains why.
+int DefaultHttpThreadCount();
 
 // Parses argv. On error the Status message is one line suitable for stderr.
 StatusOr<AppOptions> ParseCommandLine(int argc, const char* const* argv,

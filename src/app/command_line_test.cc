@@ -1,7 +1,10 @@
 #include "app/command_line.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <algorithm>
+#include <thread>
 #include <vector>
 
 namespace nereid {
@@ -12,12 +15,37 @@ StatusOr<AppOptions> Parse(std::vector<const char*> args) {
   return ParseCommandLine(static_cast<int>(args.size()), args.data(), "/b");
 }
 
+TEST(CommandLineTest, HttpThreadCountFollowsTheCpusUnlessGiven) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(DefaultHttpThreadCount(), std::clamp(CPU_COUNT(&all), 2, 8));
+  auto d = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->http.thread_count, DefaultHttpThreadCount());
+  // Pinned to one CPU (taskset -c 0): still 2, so inline execution keeps a free thread.
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  cpu_set_t single;
+  CPU_ZERO(&single);
+  CPU_SET(first, &single);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(single), &single), 0);
+  const int pinned = DefaultHttpThreadCount();
+  ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(pinned, 2);
+  auto given = Parse({"--model-repository=/m", "--http-thread-count=8"});
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->http.thread_count, 8);  // an explicit count is used as given
+  auto one = Parse({"--model-repository=/m", "--http-thread-count=1"});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->http.thread_count, 1);
+}
+
 TEST(CommandLineTest, Defaults) {
   auto o = Parse({"--model-repository=/m"});
   ASSERT_TRUE(o.ok()) << o.status().message();
   EXPECT_EQ(o->server.model_repositories, std::vector<std::string>{"/m"});
   EXPECT_EQ(o->http.port, 8000);
-  EXPECT_EQ(o->http.thread_count, 8);
+  EXPECT_EQ(o->http.thread_count, DefaultHttpThreadCount());
   EXPECT_EQ(o->http.max_input_size, 64 * 1024 * 1024);
   EXPECT_EQ(o->server.server_id, "triton");
   EXPECT_TRUE(o->server.strict_readiness);
@@ -44,8 +72,8 @@ TEST(CommandLineTest, RepeatedRepositoriesAndValues) {
 }
 
 TEST(CommandLineTest, StrictModelConfigDisablesAutoComplete) {
-  EXPECT_TRUE(Parse({"--model-repository=/m", "--strict-model-config=true"})
-                  ->server.disable_auto_complete);
+  EXPECT_TRUE(
+      Parse({"--model-repository=/m", "--strict-model-config=true"})->server.disable_auto_complete);
   EXPECT_TRUE(Parse({"--model-repository=/m", "--disable-auto-complete-config"})
                   ->server.disable_auto_complete);
 }

@@ -22,7 +22,7 @@ ModelVersion::~ModelVersion() {
 StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& options) {
   const inference::ModelConfig& config = *options.config;
   const uint64_t load_start = options.load_started_ns != 0 ? options.load_started_ns : NowNs();
-  const uint64_t resident_before = ResidentBytes();
+  const uint64_t resident_before = ResidentBytesTrimmed();
   // The last reference may drop on one of the version's own executor threads (a request
   // finishing after unload); destruction joins those threads, so it then moves to a fresh one.
   std::shared_ptr<ModelVersion> mv(new ModelVersion(), [](ModelVersion* p) {
@@ -76,7 +76,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
               instances.size());
   NEREID_RETURN_IF_ERROR(RunWarmup(mv->info_, warmup, instances));
   mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
-  const uint64_t resident_after = ResidentBytes();
+  const uint64_t resident_after = ResidentBytesTrimmed();
   if (resident_after > resident_before) {
     mv->stats_->SetMemoryUsage({{"CPU", 0, resident_after - resident_before}});
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/completion_batch.h"
 #include "common/logging.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_runner.h"
@@ -215,6 +216,8 @@ void DynamicBatchScheduler::RunBatch(size_t index, std::vector<SchedulerJob>& jo
   const bool executed =
       std::any_of(results.begin(), results.end(), [](const Result& r) { return r.ok(); });
   if (executed) stats_->RecordExecution(total, times);
+  // Lets the frontends hand the replies to their I/O threads together, not one wake-up each.
+  CompletionBatch replies;
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (results[i].ok()) {
       // One response per request: no response_stats, as Triton (docs/statistics_and_metrics.md).

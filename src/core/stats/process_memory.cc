@@ -1,5 +1,6 @@
 #include "core/stats/process_memory.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,6 +17,11 @@ uint64_t ResidentBytes() {
   if (n != 2) return 0;
   const long page = sysconf(_SC_PAGESIZE);
   return page > 0 ? resident * static_cast<uint64_t>(page) : 0;
+}
+
+uint64_t ResidentBytesTrimmed() {
+  malloc_trim(0);
+  return ResidentBytes();
 }
 
 }  // namespace nereid

@@ -11,4 +11,10 @@ namespace nereid {
 // Resident set size in bytes; 0 when /proc is unreadable.
 uint64_t ResidentBytes();
 
+// The same after returning the allocator's free memory to the system (glibc malloc_trim), so
+// that two readings around a load differ by what the load kept, not by how glibc's dynamic
+// mmap threshold happened to place (and keep) its transient buffers. Costs a walk of the heap:
+// for model loads, not for the request path.
+uint64_t ResidentBytesTrimmed();
+
 }  // namespace nereid

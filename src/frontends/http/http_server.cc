@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/completion_batch.h"
 #include "common/logging.h"
 #include "frontends/http/http_wire.h"
 #include "frontends/http/router.h"
@@ -34,21 +35,54 @@ using tcp = net::ip::tcp;
 using Executor = net::any_io_executor;  // a strand: sockets are accepted onto their own
 
 constexpr auto kLingerTime = std::chrono::seconds(2);
+constexpr size_t kReadBufferBytes = 16 * 1024;  // per connection, kept across requests
 
 class Session;
 
 // Closed once the I/O threads are gone; responders check it before posting.
 struct Gate {
+  explicit Gate(net::io_context* context) : ioc(context) {}
   std::mutex mu;
-  bool open = true;
+  bool open = true;      // guarded by mu
+  net::io_context* ioc;  // valid while open
 };
+
+// Replies completed on this thread inside a CompletionBatch (an executor finishing a batch),
+// per server, handed to the I/O threads in one post when the batch ends: one wake-up per batch
+// instead of one per reply, which on a shared core also meant two context switches per reply.
+struct PendingReplies {
+  std::shared_ptr<Gate> gate;
+  std::vector<std::function<void()>> tasks;
+};
+thread_local std::vector<PendingReplies> pending_replies;
+
+void FlushReplies() {
+  std::vector<PendingReplies> all;
+  all.swap(pending_replies);
+  for (PendingReplies& p : all) {
+    std::lock_guard<std::mutex> lock(p.gate->mu);
+    if (!p.gate->open) continue;
+    net::post(*p.gate->ioc, [tasks = std::move(p.tasks)]() {
+      for (const auto& task : tasks) task();
+    });
+  }
+}
+
+void QueueReply(const std::shared_ptr<Gate>& gate, std::function<void()> task) {
+  if (pending_replies.empty()) CompletionBatch::Defer(&FlushReplies);
+  for (PendingReplies& p : pending_replies) {
+    if (p.gate == gate) return p.tasks.push_back(std::move(task));
+  }
+  pending_replies.push_back({gate, {}});
+  pending_replies.back().tasks.push_back(std::move(task));
+}
 
 // State shared by the server and its sessions. Outlives every I/O thread.
 struct ServerCore {
   HttpServerOptions options;
   HttpHandler handler;
   net::io_context ioc;
-  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>(&ioc);
   std::mutex mu;
   std::condition_variable drained;
   bool stopping = false;                                                  // guarded by mu
@@ -85,6 +119,9 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket&& socket, ServerCore* core)
       : executor_(socket.get_executor()), stream_(std::move(socket)), core_(core) {
+    // Beast reads min(64 KiB, max(512, free capacity)) per receive; from an empty buffer a
+    // request of a few KiB took three receives (header, then body in growing pieces).
+    buffer_.reserve(kReadBufferBytes);
     chunk_callback_ = [this](uint64_t size, beast::string_view, beast::error_code& ec) {
       // The terminating zero-size chunk is not counted.
       if (size > 0 && ++chunks_ > core_->options.max_chunks) {
@@ -95,6 +132,12 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   const Executor& executor() const { return executor_; }
+
+  // True on an I/O thread currently running this session's handlers.
+  bool InStrand() const {
+    const auto* strand = executor_.target<net::strand<net::io_context::executor_type>>();
+    return strand != nullptr && strand->running_in_this_thread();
+  }
 
   void Start() {
     {
@@ -205,10 +248,26 @@ class Responder : public HttpResponder {
  private:
   template <typename Fn>
   void Post(Fn&& fn) {
+    // Already on the session's strand (a reply sent from inside the handler, e.g. after inline
+    // execution): finish it here, with no trip through the scheduler, which could hand it to
+    // another I/O thread and wake that thread.
+    if (std::shared_ptr<Session> s = session_.lock(); s != nullptr && s->InStrand()) {
+      return fn(*s);
+    }
     std::lock_guard<std::mutex> lock(gate_->mu);
     if (!gate_->open) return;
     std::shared_ptr<Session> s = session_.lock();
     if (s == nullptr) return;
+    if (CompletionBatch::Active()) {
+      // Runs on an I/O thread when the batch ends; enters the session's strand there (inline
+      // when no other thread holds it).
+      auto shared = std::make_shared<std::decay_t<Fn>>(std::forward<Fn>(fn));
+      QueueReply(gate_, [s = std::move(s), shared = std::move(shared)]() {
+        const Executor ex = s->executor();
+        net::dispatch(ex, [s, shared]() { (*shared)(*s); });
+      });
+      return;
+    }
     const Executor ex = s->executor();
     net::post(ex, [s = std::move(s), fn = std::forward<Fn>(fn)]() mutable { fn(*s); });
   }

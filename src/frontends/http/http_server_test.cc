@@ -5,15 +5,18 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <future>
 #include <map>
 #include <mutex>
 #include <thread>
 
+#include "common/completion_batch.h"
 #include "frontends/http/status_mapping.h"
 
 namespace nereid {
@@ -41,6 +44,7 @@ class Client {
   ~Client() { close(fd_); }
 
   bool connected() const { return connected_; }
+  int fd() const { return fd_; }
 
   void Send(std::string_view data) {
     while (!data.empty()) {
@@ -367,6 +371,49 @@ TEST_F(HttpServerTest, TritonIpv6AddressForm) {
   EXPECT_GT((*created)->port(), 0);
   EXPECT_TRUE((*created)->Start().ok());
   EXPECT_TRUE((*created)->Stop(std::chrono::seconds(1)));
+}
+
+// An executor finishing a batch: replies sent inside a CompletionBatch are held until the scope
+// closes, then every connection gets its own reply.
+TEST_F(HttpServerTest, RepliesInsideACompletionBatchAreSentWhenItCloses) {
+  constexpr int kClients = 4;
+  std::mutex mu;
+  std::vector<std::pair<std::string, std::shared_ptr<HttpResponder>>> held;
+  std::condition_variable all_held;
+  StartServer([&](HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
+    std::lock_guard<std::mutex> lock(mu);
+    held.emplace_back(*r.body, std::move(responder));
+    all_held.notify_all();
+  });
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.push_back(std::make_unique<Client>(server_->port()));
+    clients.back()->Send(Post("/p", "r" + std::to_string(i)));
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(
+        all_held.wait_for(lock, std::chrono::seconds(5), [&] { return held.size() == kClients; }));
+  }
+  std::thread executor([&] {
+    CompletionBatch batch;
+    for (auto& [body, responder] : held) {
+      responder->Send(HttpResponse::Json(200, "\"" + body + "\""));
+      responder.reset();
+    }
+    // Nothing is on the wire while the batch is open.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int i = 0; i < kClients; ++i) {
+      pollfd p{clients[i]->fd(), POLLIN, 0};
+      EXPECT_EQ(poll(&p, 1, 0), 0) << "client " << i;
+    }
+  });
+  executor.join();
+  for (int i = 0; i < kClients; ++i) {
+    Reply r = clients[i]->Read();
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "\"r" + std::to_string(i) + "\"");
+  }
 }
 
 TEST_F(HttpServerTest, ManyConcurrentClients) {
