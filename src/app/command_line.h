@@ -48,7 +48,7 @@ struct AppOptions {
 
 // The HTTP I/O thread count when --http-thread-count is not given: the CPUs this process may run
 // on, at least 2 (so one thread stays free while another runs a model inline, ADR 0003) and at
-// most Triton's default of 8. docs/adr/0008-http-thread-count.md explains why.
+// most Triton's default of 8. docs/adr/0009-http-thread-count.md explains why.
 int DefaultHttpThreadCount();
 
 // Parses argv. On error the Status message is one line suitable for stderr.
