@@ -226,25 +226,10 @@ void DynamicBatchScheduler::RunBatch(size_t index, std::vector<SchedulerJob>& jo
       stats_->RecordFailure(FailureReason::kBackend, jobs[i].request_start_ns, end);
     }
     if (options_.preserve_ordering) {
-      Deliver(first_seq + i, jobs[i].done, std::move(results[i]));
+      ordered_.Deliver(first_seq + i, jobs[i].done, std::move(results[i]));
     } else {
       jobs[i].done(std::move(results[i]));
     }
-  }
-}
-
-void DynamicBatchScheduler::Deliver(uint64_t seq, InferCallback& done, Result&& result) {
-  std::lock_guard<std::mutex> lock(deliver_mu_);
-  if (seq != next_deliver_) {
-    parked_.emplace(seq, std::make_pair(std::move(done), std::move(result)));
-    return;
-  }
-  done(std::move(result));
-  ++next_deliver_;
-  for (auto it = parked_.begin(); it != parked_.end() && it->first == next_deliver_;
-       it = parked_.erase(it)) {
-    it->second.first(std::move(it->second.second));
-    ++next_deliver_;
   }
 }
 

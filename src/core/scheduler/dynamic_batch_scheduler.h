@@ -19,7 +19,7 @@
 //
 // Thread-safety: Enqueue may be called from any thread; Stop once, by the owner.
 // Locks: mu_ (queue, stopping_, ordering sequence) is a leaf held only for queue bookkeeping and
-// FormBatch. deliver_mu_ (ordered delivery) is held while callbacks run and may be followed by
+// FormBatch. ordered_ (OrderedDelivery) is held while callbacks run and may be followed by
 // mu_ (a callback may enqueue), never the other way round.
 #pragma once
 
@@ -35,6 +35,7 @@
 
 #include "core/model/model_info.h"
 #include "core/scheduler/batch_former.h"
+#include "core/scheduler/ordered_delivery.h"
 #include "core/scheduler/scheduler.h"
 #include "core/stats/model_stats.h"
 #include "nereid/backend_api.h"
@@ -98,7 +99,6 @@ class DynamicBatchScheduler final : public Scheduler {
                           std::vector<SchedulerJob>* rejected);
   void RunBatch(size_t index, std::vector<SchedulerJob>& jobs, uint64_t first_seq);
   void Reject(SchedulerJob& job, const Status& status);
-  void Deliver(uint64_t seq, InferCallback& done, Result&& result);
 
   const ModelInfo* model_;
   ModelStats* stats_;
@@ -115,9 +115,7 @@ class DynamicBatchScheduler final : public Scheduler {
   bool stopping_ = false;  // guarded by mu_
   uint64_t next_seq_ = 0;  // guarded by mu_: order in which requests left the queue
 
-  std::mutex deliver_mu_;
-  uint64_t next_deliver_ = 0;                                    // guarded by deliver_mu_
-  std::map<uint64_t, std::pair<InferCallback, Result>> parked_;  // guarded by deliver_mu_
+  OrderedDelivery ordered_;  // preserve_ordering
 };
 
 }  // namespace nereid

@@ -267,7 +267,7 @@ void SequenceBatchScheduler::Run(size_t instance, std::vector<Taken>& batch, uin
   for (size_t k = 0; k < batch.size(); ++k) {
     InferCallback& cb = batch[k].job.job.done;
     if (options_.preserve_ordering) {
-      Deliver(first_seq + k, cb, std::move(results[k]));
+      ordered_.Deliver(first_seq + k, cb, std::move(results[k]));
     } else {
       cb(std::move(results[k]));
     }
@@ -340,21 +340,6 @@ void SequenceBatchScheduler::ReaperLoop() {
     } else {
       reaper_cv_.wait_until(lock, At(next));
     }
-  }
-}
-
-void SequenceBatchScheduler::Deliver(uint64_t seq, InferCallback& done, Result&& result) {
-  std::lock_guard<std::mutex> lock(deliver_mu_);
-  if (seq != next_deliver_) {
-    parked_.emplace(seq, std::make_pair(std::move(done), std::move(result)));
-    return;
-  }
-  done(std::move(result));
-  ++next_deliver_;
-  for (auto it = parked_.begin(); it != parked_.end() && it->first == next_deliver_;
-       it = parked_.erase(it)) {
-    it->second.first(std::move(it->second.second));
-    ++next_deliver_;
   }
 }
 

@@ -17,8 +17,8 @@
 //
 // Thread-safety: Enqueue from any thread; Stop once, by the owner.
 // Locks: mu_ guards the table and stopping_; it is a leaf, never held while a backend, a callback
-// or a tensor copy runs. deliver_mu_ (Oldest preserve_ordering) is held while callbacks run and is
-// never taken with mu_ held.
+// or a tensor copy runs. ordered_ (OrderedDelivery; Oldest preserve_ordering) is held while
+// callbacks run and is never taken with mu_ held.
 #pragma once
 
 #include <condition_variable>
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/model/model_info.h"
+#include "core/scheduler/ordered_delivery.h"
 #include "core/scheduler/scheduler.h"
 #include "core/scheduler/sequence/sequence_options.h"
 #include "core/scheduler/sequence/sequence_table.h"
@@ -78,7 +79,6 @@ class SequenceBatchScheduler final : public Scheduler {
                 std::vector<Result>* results);
   void ReaperLoop();
   void Reject(SchedulerJob& job, const Status& status);
-  void Deliver(uint64_t seq, InferCallback& done, Result&& result);
 
   const ModelInfo* model_;
   const ModelInfo exec_info_;  // with control and state tensors
@@ -95,9 +95,7 @@ class SequenceBatchScheduler final : public Scheduler {
   bool stopping_ = false;  // guarded by mu_
   uint64_t next_seq_ = 0;  // guarded by mu_: order in which requests left the queue
 
-  std::mutex deliver_mu_;
-  uint64_t next_deliver_ = 0;                                    // guarded by deliver_mu_
-  std::map<uint64_t, std::pair<InferCallback, Result>> parked_;  // guarded by deliver_mu_
+  OrderedDelivery ordered_;  // preserve_ordering
 };
 
 }  // namespace nereid
