@@ -6,7 +6,9 @@
 // header: then the stream ends with that error as its gRPC status.
 //
 // Lifetime: the call deletes itself when the done notification has arrived and no Read, Write,
-// Finish or inference is outstanding. A client that cancels or disconnects mid-request makes
+// Finish or inference is outstanding. The done notification can arrive (on another
+// completion-queue thread) before OnNew has started the first Read: until then the call counts
+// as reading. A client that cancels or disconnects mid-request makes
 // reads and writes fail; the pending inferences still complete and their results are dropped.
 // Thread-safety: every state change happens under `mu_` (completion-queue threads and executor
 // threads); async operations are started under it (they never block).
@@ -54,7 +56,7 @@ class StreamCall {
       : shared_(std::move(shared)), stream_(&ctx_) {}
 
   void OnNew(bool ok) {
-    if (!ok) {  // never started: the done notification will not come
+    if (!ok) {  // never started: the done notification will not come, nothing else is pending
       delete this;
       return;
     }
@@ -232,7 +234,10 @@ class StreamCall {
   std::deque<std::unique_ptr<Slot>> queue_;      // responses not yet written, in request order
   std::optional<grpc::Status> end_status_;
   int inflight_ = 0;          // inferences whose callback has not run
-  bool reading_ = false;      // a Read is outstanding
+  // A Read is outstanding, or a request is being handled before the next Read starts. True from
+  // the start: the done notification may arrive on another thread while OnNew has not yet
+  // started the first Read, and must not delete the call under it.
+  bool reading_ = true;
   bool writing_ = false;      // a Write is outstanding
   bool reads_done_ = false;   // no more requests will be read
   bool failed_ = false;       // no more responses will be written
