@@ -72,7 +72,8 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   returns_dict, no_config (model.pt, no config.pbtxt), index_out_of_range
                   (INPUT__5), unsupported_type (UINT16), bad_parameter
                   (INTRA_OP_THREAD_COUNT "many"), string_on_tensor (TYPE_STRING on a Tensor
-                  argument), no_model_file.
+                  argument), no_model_file, unnamed_inputs (inputs x, y: neither forward's
+                  arguments a, b nor <name>__<index>), unnamed_outputs (outputs sum, difference).
   DIR/batching    dynamic batcher models (see "Batching fixtures" below).
   DIR/stats       models whose statistics the statistics and metrics tests count exactly:
                   simple (as in the examples, with metric_tags team=search and
@@ -997,6 +998,11 @@ def fixture_torch_broken(repo):
             "string_on_tensor", indexed("INPUT", "TYPE_STRING", [-1], 2),
             indexed("OUTPUT", "TYPE_STRING", [-1], 2), 0, platform=TORCH)),
         "no_model_file": (None, add_sub_torch_config("no_model_file")),
+        "unnamed_inputs": (add_sub, add_sub_torch_config(
+            "unnamed_inputs", inputs=[int32("x", [16]), int32("y", [16])])),
+        "unnamed_outputs": (add_sub, config(
+            "unnamed_outputs", indexed("INPUT", "TYPE_INT32", [16], 2),
+            [int32("sum", [16]), int32("difference", [16])], 8, platform=TORCH)),
     }
     for name, (model, cfg) in configs.items():
         write_model(repo, name, cfg, {1: model}, filename="model.pt")

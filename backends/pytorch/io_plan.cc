@@ -41,6 +41,31 @@ bool AllNamedIndex(const std::vector<IoConfig>& ios) {
                      [](const IoConfig& io) { return NamedIndex(io.name).has_value(); });
 }
 
+// Inputs that are neither all forward argument names nor all `<name>__<index>`: the first input
+// that is neither, or else the mix of both, is a load error (seed 003: names must follow the
+// convention; Triton's newer fallback to configuration order is not taken, ADR 0005).
+Status InputNamingError(const std::string& model_name, const std::vector<IoConfig>& inputs,
+                        const ForwardSignature& sig) {
+  std::string arguments;
+  for (const auto& a : sig.arguments) arguments += (arguments.empty() ? "" : ", ") + a.name;
+  for (const IoConfig& io : inputs) {
+    const bool is_argument = std::any_of(sig.arguments.begin(), sig.arguments.end(),
+                                         [&](const auto& a) { return a.name == io.name; });
+    if (!is_argument && !NamedIndex(io.name)) {
+      return InvalidArgument(LoadError(
+          model_name, "input '" + io.name + "' is neither an argument of the model's forward (" +
+                          arguments +
+                          ") nor follows the <name>__<index> naming convention (INPUT__0 for "
+                          "the first argument, INPUT__1 for the second, ...)"));
+    }
+  }
+  return InvalidArgument(
+      LoadError(model_name,
+                "some inputs are named after forward arguments and others follow "
+                "the <name>__<index> naming convention; use one convention for all "
+                "inputs"));
+}
+
 // Collects the module's argument names; errors on argument types Triton rejects.
 Status CheckArguments(const std::string& model_name, const ForwardSignature& sig, IoPlan* plan) {
   const auto& args = sig.arguments;
@@ -66,8 +91,7 @@ Status CheckArguments(const std::string& model_name, const ForwardSignature& sig
 }
 
 StatusOr<size_t> InputIndex(const std::string& model_name, const ForwardSignature& sig,
-                            NamingConvention convention, const std::string& name,
-                            size_t config_position) {
+                            NamingConvention convention, const std::string& name) {
   switch (convention) {
     case NamingConvention::kForwardArgument:
       for (size_t i = 0; i < sig.arguments.size(); ++i) {
@@ -77,8 +101,8 @@ StatusOr<size_t> InputIndex(const std::string& model_name, const ForwardSignatur
     case NamingConvention::kNamedIndex:
       if (auto index = NamedIndex(name)) return *index;
       break;
-    case NamingConvention::kConfigOrder:
-      return config_position;
+    case NamingConvention::kDictKey:
+      break;
   }
   return InvalidArgument(LoadError(
       model_name, "input '" + name + "' does not follow the <name>__<index> naming convention"));
@@ -92,18 +116,14 @@ Status PlanInputs(const std::string& model_name, const TorchModelConfig& config,
     return std::any_of(sig.arguments.begin(), sig.arguments.end(),
                        [&](const auto& a) { return a.name == io.name; });
   });
-  if (by_argument && !plan->dict_input) {
+  if (plan->dict_input) {
+    plan->input_convention = NamingConvention::kDictKey;
+  } else if (by_argument) {
     plan->input_convention = NamingConvention::kForwardArgument;
   } else if (AllNamedIndex(inputs)) {
     plan->input_convention = NamingConvention::kNamedIndex;
   } else {
-    plan->input_convention = NamingConvention::kConfigOrder;
-    if (!plan->dict_input) {
-      plan->warnings.push_back(
-          "the inputs of model '" + model_name +
-          "' are neither forward argument names nor follow the <name>__<index> naming "
-          "convention; they are passed in model configuration order");
-    }
+    return InputNamingError(model_name, inputs, sig);
   }
   if (!config.state_inputs.empty() && !plan->dict_input &&
       plan->input_convention != NamingConvention::kNamedIndex) {
@@ -112,8 +132,7 @@ Status PlanInputs(const std::string& model_name, const TorchModelConfig& config,
   for (size_t i = 0; i < inputs.size(); ++i) {
     Binding b{inputs[i].name, inputs[i].data_type, i, ModelSideShape(inputs[i], mbs)};
     if (!plan->dict_input) {
-      NEREID_ASSIGN_OR_RETURN(b.index,
-                              InputIndex(model_name, sig, plan->input_convention, b.name, i));
+      NEREID_ASSIGN_OR_RETURN(b.index, InputIndex(model_name, sig, plan->input_convention, b.name));
     }
     NEREID_RETURN_IF_ERROR(CheckTensor(model_name, "input", b));
     plan->inputs.push_back(std::move(b));
@@ -184,19 +203,19 @@ Status PlanOutputs(const std::string& model_name, const TorchModelConfig& config
                    const ForwardSignature& sig, IoPlan* plan) {
   const int64_t mbs = config.base.max_batch_size;
   const auto& outputs = config.base.outputs;
-  plan->output_convention =
-      AllNamedIndex(outputs) ? NamingConvention::kNamedIndex : NamingConvention::kConfigOrder;
-  if (plan->output_convention == NamingConvention::kConfigOrder) {
-    plan->warnings.push_back("the outputs of model '" + model_name +
-                             "' do not follow the <name>__<index> naming convention; they are "
-                             "taken in model configuration order");
-    if (!config.state_outputs.empty()) {
-      return StateNamingError(model_name);
+  for (const IoConfig& io : outputs) {
+    if (!NamedIndex(io.name)) {
+      return InvalidArgument(LoadError(
+          model_name, "output '" + io.name +
+                          "' does not follow the <name>__<index> naming convention (TorchScript "
+                          "return values have no names: name them OUTPUT__0, OUTPUT__1, ... in "
+                          "the order forward returns them)"));
     }
   }
+  plan->output_convention = NamingConvention::kNamedIndex;
   for (size_t i = 0; i < outputs.size(); ++i) {
     Binding b{outputs[i].name, outputs[i].data_type, i, ModelSideShape(outputs[i], mbs)};
-    if (plan->output_convention == NamingConvention::kNamedIndex) b.index = *NamedIndex(b.name);
+    b.index = *NamedIndex(b.name);
     NEREID_RETURN_IF_ERROR(CheckTensor(model_name, "output", b));
     plan->outputs.push_back(std::move(b));
   }

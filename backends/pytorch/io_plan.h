@@ -3,10 +3,10 @@
 //
 // Inputs: when every configured input name is a forward argument name, by name
 // (FORWARD_ARGUMENT); else when every name is `<name>__<index>`, by that index (NAMED_INDEX); else
-// in configuration order with a warning (STRICT_CONFIG_ORDERING). A forward taking a single
-// Dict[str, Tensor] gets every input in that dict, keyed by name. Sequence control inputs and
-// implicit-state tensors must be `<name>__<index>`: they are ordinary arguments and outputs here.
-// Outputs: NAMED_INDEX when every name follows the convention, else configuration order.
+// the load fails (seed 003 and issue 8; Triton's later STRICT_CONFIG_ORDERING fallback is not
+// taken, ADR 0005). A forward taking a single Dict[str, Tensor] gets every input in that dict,
+// keyed by name. Sequence control inputs and implicit-state tensors must be `<name>__<index>`:
+// they are ordinary arguments and outputs here. Outputs must all be `<name>__<index>`.
 //
 // Beyond Triton, inconsistencies that would fail every request are load errors here: an index
 // past the arguments or return values, two tensors on one argument, a TYPE_STRING tensor on a
@@ -45,7 +45,7 @@ struct ForwardSignature {
   std::string return_type;  // TorchScript spelling, for messages
 };
 
-enum class NamingConvention { kForwardArgument, kNamedIndex, kConfigOrder };
+enum class NamingConvention { kForwardArgument, kNamedIndex, kDictKey };
 
 struct Binding {
   std::string name;
@@ -65,7 +65,6 @@ struct IoPlan {
   std::vector<Binding> outputs;
   // Number of values forward returns, when the return type says it (a tuple or one value).
   std::optional<size_t> return_count;
-  std::vector<std::string> warnings;  // to log once at load
 };
 
 // Errors are InvalidArgument (Triton's wording where Triton has one) and name the model.

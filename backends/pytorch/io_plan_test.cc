@@ -64,7 +64,6 @@ TEST(IoPlanTest, NamedIndexMapsByPosition) {
   EXPECT_EQ(plan->outputs[0].index, 1u);
   EXPECT_EQ(plan->outputs[1].index, 0u);
   EXPECT_EQ(plan->return_count, 2u);
-  EXPECT_TRUE(plan->warnings.empty());
 }
 
 TEST(IoPlanTest, ForwardArgumentNamesWin) {
@@ -78,17 +77,42 @@ TEST(IoPlanTest, ForwardArgumentNamesWin) {
   EXPECT_THAT(plan->inputs[0].shape, ElementsAre(4));
 }
 
-TEST(IoPlanTest, OtherNamesFallBackToConfigOrderWithWarning) {
-  auto c = Config({Io("x", kI32, {4}), Io("y", kI32, {4})},
-                  {Io("sum", kI32, {4}), Io("diff", kI32, {4})});
+TEST(IoPlanTest, InputNamesMatchingNeitherConventionFailTheLoad) {
+  auto c = Config({Io("a", kI32, {4}), Io("y", kI32, {4})},
+                  {Io("OUTPUT__0", kI32, {4}), Io("OUTPUT__1", kI32, {4})});
   auto plan = PlanModelIo("m", c, Sig({{"a", kT}, {"b", kT}}, {kT, kT}));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(),
+              HasSubstr("unable to load model 'm', input 'y' is neither an argument of the "
+                        "model's forward (a, b) nor follows the <name>__<index> naming"));
+}
+
+TEST(IoPlanTest, MixedInputConventionsFailTheLoad) {
+  auto c = Config({Io("a", kI32, {4}), Io("INPUT__1", kI32, {4})}, {Io("OUTPUT__0", kI32, {4})});
+  auto plan = PlanModelIo("m", c, Sig({{"a", kT}, {"b", kT}}, {kT, kT}));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("use one convention for all inputs"));
+}
+
+TEST(IoPlanTest, OutputNamesWithoutIndexFailTheLoad) {
+  auto c = Config({Io("INPUT__0", kI32, {4}), Io("INPUT__1", kI32, {4})},
+                  {Io("OUTPUT__0", kI32, {4}), Io("diff", kI32, {4})});
+  auto plan = PlanModelIo("m", c, Sig({{"a", kT}, {"b", kT}}, {kT, kT}));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(),
+              HasSubstr("unable to load model 'm', output 'diff' does not follow the "
+                        "<name>__<index> naming convention"));
+}
+
+TEST(IoPlanTest, DictInputTakesAnyNames) {
+  ForwardSignature dict = Sig({{"inputs", ValueKind::kTensorDict}}, {kT});
+  auto plan = PlanModelIo(
+      "m", Config({Io("x", kI32, {4}), Io("y", kI32, {4})}, {Io("OUTPUT__0", kI32, {4})}), dict);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_EQ(plan->input_convention, NamingConvention::kConfigOrder);
-  EXPECT_EQ(plan->output_convention, NamingConvention::kConfigOrder);
-  EXPECT_EQ(plan->inputs[1].index, 1u);
-  EXPECT_EQ(plan->outputs[1].index, 1u);
-  ASSERT_EQ(plan->warnings.size(), 2u);
-  EXPECT_THAT(plan->warnings[0], HasSubstr("configuration order"));
+  EXPECT_TRUE(plan->dict_input);
+  EXPECT_EQ(plan->input_convention, NamingConvention::kDictKey);
+  EXPECT_EQ(plan->inputs[1].name, "y");
 }
 
 TEST(IoPlanTest, ArgumentCountMismatchIsTritonsError) {
