@@ -7,10 +7,7 @@ namespace nereid {
 DefaultScheduler::DefaultScheduler(const ModelInfo* model, ModelStats* stats,
                                    std::vector<std::unique_ptr<backend::ModelInstance>>&& instances)
     : model_(model), stats_(stats), instances_(std::move(instances)), busy_(instances_.size(), 0) {
-  threads_.reserve(instances_.size());
-  for (size_t i = 0; i < instances_.size(); ++i) {
-    threads_.emplace_back([this, i] { ExecutorLoop(i); });
-  }
+  threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
 }
 
 DefaultScheduler::~DefaultScheduler() { Stop(); }
@@ -70,19 +67,12 @@ void DefaultScheduler::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
+  threads_.Join();
   instances_.clear();
 }
 
 bool DefaultScheduler::IsExecutorThread() const {
-  const auto self = std::this_thread::get_id();
-  for (const auto& t : threads_) {
-    if (t.get_id() == self) return true;
-  }
-  return false;
+  return threads_.Contains(std::this_thread::get_id());
 }
 
 void DefaultScheduler::ExecutorLoop(size_t index) {

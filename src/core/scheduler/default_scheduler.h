@@ -19,6 +19,7 @@
 
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
+#include "core/scheduler/executor_threads.h"
 #include "core/scheduler/scheduler.h"
 #include "core/stats/model_stats.h"
 #include "nereid/backend_api.h"
@@ -48,7 +49,7 @@ class DefaultScheduler final : public Scheduler {
   const ModelInfo* model_;
   ModelStats* stats_;
   std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
-  std::vector<std::thread> threads_;
+  ExecutorThreads threads_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<SchedulerJob> queue_;  // guarded by mu_

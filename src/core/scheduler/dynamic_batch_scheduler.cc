@@ -52,10 +52,7 @@ DynamicBatchScheduler::DynamicBatchScheduler(
   policy_.max_batch_size = options_.max_batch_size;
   policy_.preferred_batch_sizes = options_.preferred_batch_sizes;
   policy_.max_queue_delay_ns = options_.max_queue_delay_us * 1000;
-  threads_.reserve(instances_.size());
-  for (size_t i = 0; i < instances_.size(); ++i) {
-    threads_.emplace_back([this, i] { ExecutorLoop(i); });
-  }
+  threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
 }
 
 DynamicBatchScheduler::~DynamicBatchScheduler() { Stop(); }
@@ -240,19 +237,12 @@ void DynamicBatchScheduler::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
+  threads_.Join();
   instances_.clear();
 }
 
 bool DynamicBatchScheduler::IsExecutorThread() const {
-  const auto self = std::this_thread::get_id();
-  for (const auto& t : threads_) {
-    if (t.get_id() == self) return true;
-  }
-  return false;
+  return threads_.Contains(std::this_thread::get_id());
 }
 
 }  // namespace nereid

@@ -35,6 +35,7 @@
 
 #include "core/model/model_info.h"
 #include "core/scheduler/batch_former.h"
+#include "core/scheduler/executor_threads.h"
 #include "core/scheduler/ordered_delivery.h"
 #include "core/scheduler/scheduler.h"
 #include "core/stats/model_stats.h"
@@ -105,7 +106,7 @@ class DynamicBatchScheduler final : public Scheduler {
   const DynamicBatchingOptions options_;
   BatcherPolicy policy_;
   std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
-  std::vector<std::thread> threads_;
+  ExecutorThreads threads_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -11,36 +11,17 @@
 #include <mutex>
 #include <optional>
 
+#include "core/scheduler/scheduler_test_support.h"
+
 namespace nereid {
 namespace {
 
 using namespace std::chrono_literals;
 
 // Shared by every instance of one test: records executions and holds them while closed.
-struct Backend {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool open = true;
-  std::optional<float> hold_only;  // when set, only an execution starting with it waits
-  int running = 0;
+struct Backend : test_support::ExecutionGate {
   std::vector<int64_t> batch_sizes;
   std::vector<float> order;  // first value of each executed item, in execution order
-
-  void Close() {
-    std::lock_guard<std::mutex> l(mu);
-    open = false;
-  }
-  void Open() {
-    {
-      std::lock_guard<std::mutex> l(mu);
-      open = true;
-    }
-    cv.notify_all();
-  }
-  void WaitRunning(int n) {
-    std::unique_lock<std::mutex> l(mu);
-    ASSERT_TRUE(cv.wait_for(l, 5s, [&] { return running >= n; }));
-  }
 };
 
 class GatedInstance : public backend::ModelInstance {
@@ -53,11 +34,7 @@ class GatedInstance : public backend::ModelInstance {
       b_->batch_sizes.push_back(args.batch_size);
       const float* v = reinterpret_cast<const float*>(in.data.data());
       for (int64_t i = 0; i < args.batch_size; ++i) b_->order.push_back(v[i]);
-      ++b_->running;
-      b_->cv.notify_all();
-      const float first = reinterpret_cast<const float*>(in.data.data())[0];
-      if (!b_->hold_only || *b_->hold_only == first) b_->cv.wait(l, [&] { return b_->open; });
-      --b_->running;
+      b_->Pass(l, v[0]);
     }
     auto buf = args.outputs->Allocate("OUT", DataType::kFp32, in.shape, in.data.size());
     if (!buf.ok()) return buf.status();
@@ -71,10 +48,7 @@ class GatedInstance : public backend::ModelInstance {
   Backend* b_;
 };
 
-struct Reply {
-  std::promise<StatusOr<std::unique_ptr<InferenceResponse>>> promise;
-  std::future<StatusOr<std::unique_ptr<InferenceResponse>>> future = promise.get_future();
-};
+using test_support::Reply;
 
 Parameters HighPriority() {
   Parameters p;
@@ -104,25 +78,8 @@ class DynamicBatchSchedulerTest : public ::testing::Test {
   std::shared_ptr<Reply> Send(float value, Parameters params = {},
                               std::function<void()> on_done = {}) {
     auto reply = std::make_shared<Reply>();
-    auto r = std::make_unique<InferenceRequest>();
-    auto buf = std::make_shared<float>(value);
-    InferInput in;
-    in.name = "IN";
-    in.data_type = DataType::kFp32;
-    in.shape = {1, 1};
-    in.data = std::span<const char>(reinterpret_cast<const char*>(buf.get()), 4);
-    r->inputs.push_back(in);
-    r->KeepAlive(buf);
-    r->parameters = std::move(params);
-    SchedulerJob job;
-    job.request = std::move(r);
-    job.batch_size = 1;
-    job.request_start_ns = NowNs();
-    job.done = [reply, on_done](StatusOr<std::unique_ptr<InferenceResponse>> result) {
-      if (on_done) on_done();
-      reply->promise.set_value(std::move(result));
-    };
-    sched_->Enqueue(std::move(job), false);
+    sched_->Enqueue(test_support::OneFloatJob(value, std::move(params), reply, std::move(on_done)),
+                    false);
     return reply;
   }
 

@@ -29,10 +29,7 @@ SequenceBatchScheduler::SequenceBatchScheduler(
   for (size_t i = 0; i < instances_.size(); ++i) {
     cvs_.push_back(std::make_unique<std::condition_variable>());
   }
-  threads_.reserve(instances_.size());
-  for (size_t i = 0; i < instances_.size(); ++i) {
-    threads_.emplace_back([this, i] { ExecutorLoop(i); });
-  }
+  threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
   reaper_ = std::thread([this] { ReaperLoop(); });
 }
 
@@ -351,10 +348,7 @@ void SequenceBatchScheduler::Stop() {
   }
   for (auto& cv : cvs_) cv->notify_all();
   reaper_cv_.notify_all();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
+  threads_.Join();
   if (reaper_.joinable()) reaper_.join();
   std::vector<Table::SequencePtr> backlog;
   {
@@ -373,10 +367,7 @@ void SequenceBatchScheduler::Stop() {
 bool SequenceBatchScheduler::IsExecutorThread() const {
   const auto self = std::this_thread::get_id();
   if (reaper_.get_id() == self) return true;
-  for (const auto& t : threads_) {
-    if (t.get_id() == self) return true;
-  }
-  return false;
+  return threads_.Contains(self);
 }
 
 }  // namespace nereid

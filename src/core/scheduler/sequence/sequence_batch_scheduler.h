@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/model/model_info.h"
+#include "core/scheduler/executor_threads.h"
 #include "core/scheduler/ordered_delivery.h"
 #include "core/scheduler/scheduler.h"
 #include "core/scheduler/sequence/sequence_options.h"
@@ -85,7 +86,7 @@ class SequenceBatchScheduler final : public Scheduler {
   ModelStats* stats_;
   const SequenceOptions options_;
   std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
-  std::vector<std::thread> threads_;
+  ExecutorThreads threads_;
   std::thread reaper_;
 
   std::mutex mu_;

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <optional>
 
+#include "core/scheduler/scheduler_test_support.h"
+
 namespace nereid {
 namespace {
 
@@ -23,27 +25,8 @@ struct Row {
   uint64_t corrid;
 };
 
-struct Backend {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool open = true;
-  std::optional<float> hold_only;  // when set, only an execution whose first IN is it waits
-  int running = 0;
+struct Backend : test_support::ExecutionGate {
   std::vector<std::vector<Row>> executions;
-
-  void Close() {
-    std::lock_guard<std::mutex> l(mu);
-    open = false;
-  }
-  void Open() {
-    std::lock_guard<std::mutex> l(mu);
-    open = true;
-    cv.notify_all();
-  }
-  void WaitRunning(int n) {
-    std::unique_lock<std::mutex> l(mu);
-    ASSERT_TRUE(cv.wait_for(l, 5s, [&] { return running >= n; }));
-  }
 };
 
 const backend::TensorRef* Find(const backend::ExecuteArgs& args, const std::string& name) {
@@ -79,12 +62,7 @@ class AccumulatingInstance : public backend::ModelInstance {
     {
       std::unique_lock<std::mutex> l(b_->mu);
       b_->executions.push_back(rows);
-      ++b_->running;
-      b_->cv.notify_all();
-      if (!b_->hold_only || *b_->hold_only == rows[0].in) {
-        b_->cv.wait(l, [&] { return b_->open; });
-      }
-      --b_->running;
+      b_->Pass(l, rows[0].in);
     }
     for (const char* name : {"OUT", "STATE_OUT"}) {
       if (!args.outputs->IsRequested(name)) continue;
@@ -102,10 +80,7 @@ class AccumulatingInstance : public backend::ModelInstance {
   Backend* b_;
 };
 
-struct Reply {
-  std::promise<StatusOr<std::unique_ptr<InferenceResponse>>> promise;
-  std::future<StatusOr<std::unique_ptr<InferenceResponse>>> future = promise.get_future();
-};
+using test_support::Reply;
 
 class SequenceBatchSchedulerTest : public ::testing::Test {
  protected:
@@ -145,27 +120,12 @@ class SequenceBatchSchedulerTest : public ::testing::Test {
   }
 
   std::shared_ptr<Reply> Send(uint64_t id, float value, bool start = false, bool end = false) {
+    Parameters params;
+    params.Set("sequence_id", id);
+    if (start) params.Set("sequence_start", true);
+    if (end) params.Set("sequence_end", true);
     auto reply = std::make_shared<Reply>();
-    auto r = std::make_unique<InferenceRequest>();
-    auto buf = std::make_shared<float>(value);
-    InferInput in;
-    in.name = "IN";
-    in.data_type = DataType::kFp32;
-    in.shape = {1, 1};
-    in.data = std::span<const char>(reinterpret_cast<const char*>(buf.get()), 4);
-    r->inputs.push_back(in);
-    r->KeepAlive(buf);
-    r->parameters.Set("sequence_id", id);
-    if (start) r->parameters.Set("sequence_start", true);
-    if (end) r->parameters.Set("sequence_end", true);
-    SchedulerJob job;
-    job.request = std::move(r);
-    job.batch_size = 1;
-    job.request_start_ns = NowNs();
-    job.done = [reply](StatusOr<std::unique_ptr<InferenceResponse>> result) {
-      reply->promise.set_value(std::move(result));
-    };
-    sched_->Enqueue(std::move(job), false);
+    sched_->Enqueue(test_support::OneFloatJob(value, std::move(params), reply), false);
     return reply;
   }
 
