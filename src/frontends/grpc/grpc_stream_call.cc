@@ -233,7 +233,7 @@ class StreamCall {
   std::shared_ptr<pb::ModelInferRequest> next_;  // buffer of the outstanding Read
   std::deque<std::unique_ptr<Slot>> queue_;      // responses not yet written, in request order
   std::optional<grpc::Status> end_status_;
-  int inflight_ = 0;          // inferences whose callback has not run
+  int inflight_ = 0;  // inferences whose callback has not run
   // A Read is outstanding, or a request is being handled before the next Read starts. True from
   // the start: the done notification may arrive on another thread while OnNew has not yet
   // started the first Read, and must not delete the call under it.
