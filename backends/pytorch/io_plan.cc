@@ -41,6 +41,11 @@ bool AllNamedIndex(const std::vector<IoConfig>& ios) {
                      [](const IoConfig& io) { return NamedIndex(io.name).has_value(); });
 }
 
+bool IsArgument(const ForwardSignature& sig, const std::string& name) {
+  return std::any_of(sig.arguments.begin(), sig.arguments.end(),
+                     [&](const auto& a) { return a.name == name; });
+}
+
 // Inputs that are neither all forward argument names nor all `<name>__<index>`: the first input
 // that is neither, or else the mix of both, is a load error (seed 003: names must follow the
 // convention; Triton's newer fallback to configuration order is not taken, ADR 0005).
@@ -49,9 +54,7 @@ Status InputNamingError(const std::string& model_name, const std::vector<IoConfi
   std::string arguments;
   for (const auto& a : sig.arguments) arguments += (arguments.empty() ? "" : ", ") + a.name;
   for (const IoConfig& io : inputs) {
-    const bool is_argument = std::any_of(sig.arguments.begin(), sig.arguments.end(),
-                                         [&](const auto& a) { return a.name == io.name; });
-    if (!is_argument && !NamedIndex(io.name)) {
+    if (!IsArgument(sig, io.name) && !NamedIndex(io.name)) {
       return InvalidArgument(LoadError(
           model_name, "input '" + io.name + "' is neither an argument of the model's forward (" +
                           arguments +
@@ -90,32 +93,22 @@ Status CheckArguments(const std::string& model_name, const ForwardSignature& sig
   return Status::Ok();
 }
 
-StatusOr<size_t> InputIndex(const std::string& model_name, const ForwardSignature& sig,
-                            NamingConvention convention, const std::string& name) {
-  switch (convention) {
-    case NamingConvention::kForwardArgument:
-      for (size_t i = 0; i < sig.arguments.size(); ++i) {
-        if (sig.arguments[i].name == name) return i;
-      }
-      break;
-    case NamingConvention::kNamedIndex:
-      if (auto index = NamedIndex(name)) return *index;
-      break;
-    case NamingConvention::kDictKey:
-      break;
-  }
-  return InvalidArgument(LoadError(
-      model_name, "input '" + name + "' does not follow the <name>__<index> naming convention"));
+// The forward argument input `name` binds to, under the convention PlanInputs chose (one that
+// every input follows; never kDictKey).
+size_t InputIndex(const ForwardSignature& sig, NamingConvention convention,
+                  const std::string& name) {
+  if (convention == NamingConvention::kNamedIndex) return *NamedIndex(name);
+  const auto& args = sig.arguments;
+  return std::find_if(args.begin(), args.end(), [&](const auto& a) { return a.name == name; }) -
+         args.begin();
 }
 
 Status PlanInputs(const std::string& model_name, const TorchModelConfig& config,
                   const ForwardSignature& sig, IoPlan* plan) {
   const int64_t mbs = config.base.max_batch_size;
   const auto& inputs = config.base.inputs;
-  const bool by_argument = std::all_of(inputs.begin(), inputs.end(), [&](const IoConfig& io) {
-    return std::any_of(sig.arguments.begin(), sig.arguments.end(),
-                       [&](const auto& a) { return a.name == io.name; });
-  });
+  const bool by_argument = std::all_of(
+      inputs.begin(), inputs.end(), [&](const IoConfig& io) { return IsArgument(sig, io.name); });
   if (plan->dict_input) {
     plan->input_convention = NamingConvention::kDictKey;
   } else if (by_argument) {
@@ -132,7 +125,7 @@ Status PlanInputs(const std::string& model_name, const TorchModelConfig& config,
   for (size_t i = 0; i < inputs.size(); ++i) {
     Binding b{inputs[i].name, inputs[i].data_type, i, ModelSideShape(inputs[i], mbs)};
     if (!plan->dict_input) {
-      NEREID_ASSIGN_OR_RETURN(b.index, InputIndex(model_name, sig, plan->input_convention, b.name));
+      b.index = InputIndex(sig, plan->input_convention, b.name);
     }
     NEREID_RETURN_IF_ERROR(CheckTensor(model_name, "input", b));
     plan->inputs.push_back(std::move(b));
@@ -212,7 +205,6 @@ Status PlanOutputs(const std::string& model_name, const TorchModelConfig& config
                           "the order forward returns them)"));
     }
   }
-  plan->output_convention = NamingConvention::kNamedIndex;
   for (size_t i = 0; i < outputs.size(); ++i) {
     Binding b{outputs[i].name, outputs[i].data_type, i, ModelSideShape(outputs[i], mbs)};
     b.index = *NamedIndex(b.name);

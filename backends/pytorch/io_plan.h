@@ -58,7 +58,6 @@ struct IoPlan {
   bool dict_input = false;  // forward(self, Dict[str, Tensor])
   size_t argument_count = 0;
   NamingConvention input_convention = NamingConvention::kForwardArgument;
-  NamingConvention output_convention = NamingConvention::kNamedIndex;
   // Configured inputs, then control inputs, then state inputs.
   std::vector<Binding> inputs;
   // Configured outputs, then state outputs that are not also configured outputs.

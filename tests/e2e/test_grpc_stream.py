@@ -161,30 +161,32 @@ def test_client_closes_connection_mid_stream(server, pbs):  # noqa: F811
     assert got[0].infer_response.id == "9"
 
 
-def test_streams_cancelled_as_they_start_never_crash(pbs):  # noqa: F811
+@pytest.fixture
+def four_thread_server(pbs):  # noqa: F811
+    yield from serve_grpc([repo("examples")], "grpc-cancel-race",
+                          flags=["--grpc-infer-thread-count=4"])
+
+
+def test_streams_cancelled_as_they_start_never_crash(four_thread_server):
     """A cancel can reach the server while it is still setting up the stream: the done
     notification then races the new-call event on another completion-queue thread. That race
     once freed the call twice; with 4 threads and many streams it showed in ~1 run in 3 on a
-    loaded 2-core machine."""
+    loaded 2-core machine. The fixture asserts the server exits 0 afterwards."""
     req = infer_request("identity_fp32", [("INPUT0", "FP32", np.array([[1.0]], np.float32))])
-    gen = serve_grpc([repo("examples")], "grpc-cancel-race", flags=["--grpc-infer-thread-count=4"])
-    s = next(gen)
-    try:
-        def client():
-            stub = s.stub()
-            for i in range(300):
-                call = stub.ModelStreamInfer(iter([req] * (i % 3)))
-                call.cancel()
-                try:
-                    list(call)
-                except grpc.RpcError:
-                    pass
 
-        threads = [threading.Thread(target=client) for _ in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert len(list(s.stub().ModelStreamInfer(iter([req])))) == 1
-    finally:
-        gen.close()  # stops the server and asserts it exited 0
+    def client():
+        grpc_stub = four_thread_server.stub()
+        for i in range(300):
+            call = grpc_stub.ModelStreamInfer(iter([req] * (i % 3)))  # 0, 1 or 2 requests
+            call.cancel()
+            try:
+                list(call)
+            except grpc.RpcError:
+                pass
+
+    threads = [threading.Thread(target=client) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(list(four_thread_server.stub().ModelStreamInfer(iter([req])))) == 1

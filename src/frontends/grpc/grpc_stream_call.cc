@@ -8,8 +8,8 @@
 // Lifetime: the call deletes itself when the done notification has arrived and no Read, Write,
 // Finish or inference is outstanding. The done notification can arrive (on another
 // completion-queue thread) before OnNew has started the first Read: until then the call counts
-// as reading. A client that cancels or disconnects mid-request makes
-// reads and writes fail; the pending inferences still complete and their results are dropped.
+// as reading. A client that cancels or disconnects mid-request makes reads and writes fail; the
+// pending inferences still complete and their results are dropped.
 // Thread-safety: every state change happens under `mu_` (completion-queue threads and executor
 // threads); async operations are started under it (they never block).
 #include <deque>
