@@ -5,6 +5,16 @@
 
 #include <cstdio>
 
+// GCC defines __SANITIZE_ADDRESS__ / __SANITIZE_THREAD__; clang answers __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NEREID_SANITIZED_HEAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer) || __has_feature(leak_sanitizer)
+#define NEREID_SANITIZED_HEAP 1
+#endif
+#endif
+
 namespace nereid {
 
 uint64_t ResidentBytes() {
@@ -19,8 +29,16 @@ uint64_t ResidentBytes() {
   return page > 0 ? resident * static_cast<uint64_t>(page) : 0;
 }
 
+bool TrimsAllocator() {
+#ifdef NEREID_SANITIZED_HEAP
+  return false;
+#else
+  return true;
+#endif
+}
+
 uint64_t ResidentBytesTrimmed() {
-  malloc_trim(0);
+  if (TrimsAllocator()) malloc_trim(0);
   return ResidentBytes();
 }
 

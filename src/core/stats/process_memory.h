@@ -14,7 +14,12 @@ uint64_t ResidentBytes();
 // The same after returning the allocator's free memory to the system (glibc malloc_trim), so
 // that two readings around a load differ by what the load kept, not by how glibc's dynamic
 // mmap threshold happened to place (and keep) its transient buffers. Costs a walk of the heap:
-// for model loads, not for the request path.
+// for model loads, not for the request path. In a sanitizer build the sanitizer owns the heap
+// and glibc's malloc_trim is not called (it walks arenas the sanitizer does not use, and was
+// seen to crash under ASan): the reading is then untrimmed.
 uint64_t ResidentBytesTrimmed();
+
+// Whether ResidentBytesTrimmed trims (false in ASan, TSan, MSan and LSan builds).
+bool TrimsAllocator();
 
 }  // namespace nereid
