@@ -213,6 +213,22 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
                  "Largest HTTP request body, also after decompression")
       ->check(CLI::PositiveNumber);
   app.add_option("--reuse-http-port", o.http.reuse_port, "SO_REUSEPORT on the HTTP socket");
+  app.add_option("--http-idle-timeout-secs", o.http.idle_timeout_secs,
+                 "Close a kept-alive HTTP connection idle this long (0: never; default 120)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--http-header-timeout-secs", o.http.header_timeout_secs,
+                 "A request header must arrive within this time of its first byte, else 408 "
+                 "(0: no limit; default 30)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--http-read-timeout-secs", o.http.read_timeout_secs,
+                 "Longest pause while receiving a request body, else 408 (0: no limit; "
+                 "default 60)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--http-max-connections", o.http.max_connections,
+                 "Open HTTP connections served at once; at the limit the longest-idle one is "
+                 "closed, or the new client gets 503 (0: no limit; default: 3/4 of the "
+                 "open-file limit, at most 16384)")
+      ->check(CLI::NonNegativeNumber);
   AddGrpcFlags(app, o.grpc, raw);
   AddMetricsFlags(app, o.metrics, raw);
   app.add_option("--log-verbose", o.log.verbose_level, "Verbose logging level")

@@ -20,6 +20,11 @@ struct HttpOptions {
   int thread_count = 8;  // Triton's default; without the flag, DefaultHttpThreadCount()
   int64_t max_input_size = 64 * 1024 * 1024;
   bool reuse_port = false;
+  // Nereid's own (Triton has none); docs/security.md. Zero disables a timeout.
+  int idle_timeout_secs = 120;
+  int header_timeout_secs = 30;
+  int read_timeout_secs = 60;
+  int64_t max_connections = -1;  // -1: DefaultHttpMaxConnections(open-file limit); 0: no limit
 };
 
 struct GrpcOptions {

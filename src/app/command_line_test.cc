@@ -55,6 +55,26 @@ TEST(CommandLineTest, Defaults) {
   EXPECT_FALSE(o->server.disable_auto_complete);
 }
 
+TEST(CommandLineTest, HttpConnectionDefences) {
+  auto d = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->http.idle_timeout_secs, 120);
+  EXPECT_EQ(d->http.header_timeout_secs, 30);
+  EXPECT_EQ(d->http.read_timeout_secs, 60);
+  EXPECT_EQ(d->http.max_connections, -1);  // derived from the open-file limit in main
+  auto o =
+      Parse({"--model-repository=/m", "--http-idle-timeout-secs=5", "--http-header-timeout-secs=0",
+             "--http-read-timeout-secs=7", "--http-max-connections=100"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->http.idle_timeout_secs, 5);
+  EXPECT_EQ(o->http.header_timeout_secs, 0);
+  EXPECT_EQ(o->http.read_timeout_secs, 7);
+  EXPECT_EQ(o->http.max_connections, 100);
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--http-idle-timeout-secs=-1"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--http-max-connections=-5"}).ok());
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--http-read-timeout-secs=abc"}).ok());
+}
+
 TEST(CommandLineTest, RepeatedRepositoriesAndValues) {
   auto o = Parse({"--model-repository=/a", "--model-store", "/b", "--http-port=0",
                   "--strict-readiness=false", "--backend-config=onnxruntime,x=1",

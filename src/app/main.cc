@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "app/command_line.h"
+#include "app/file_limit.h"
 #include "common/logging.h"
 #include "core/server/inference_server.h"
 #include "frontends/grpc/grpc_server.h"
@@ -29,6 +30,7 @@ std::string DefaultBackendDirectory() {
 }
 
 int Run(int argc, char** argv) {
+  const uint64_t open_files = nereid::RaiseOpenFileLimit();
   auto parsed = nereid::ParseCommandLine(argc, argv, DefaultBackendDirectory());
   if (!parsed.ok()) {
     std::cerr << "error: " << parsed.status().message() << " (see --help)\n";
@@ -81,6 +83,12 @@ int Run(int argc, char** argv) {
     ho.thread_count = options.http.thread_count;
     ho.max_input_size = static_cast<size_t>(options.http.max_input_size);
     ho.reuse_port = options.http.reuse_port;
+    ho.idle_timeout = std::chrono::seconds(options.http.idle_timeout_secs);
+    ho.header_timeout = std::chrono::seconds(options.http.header_timeout_secs);
+    ho.read_timeout = std::chrono::seconds(options.http.read_timeout_secs);
+    ho.max_connections = options.http.max_connections >= 0
+                             ? static_cast<size_t>(options.http.max_connections)
+                             : nereid::DefaultHttpMaxConnections(open_files);
     auto created = nereid::HttpServer::Create(ho, server->get());
     if (!created.ok()) {
       LOG_ERROR("failed to start HTTP service: {}", created.status().message());
@@ -88,6 +96,8 @@ int Run(int argc, char** argv) {
     }
     http = std::move(created).value();
     LOG_INFO("Started HTTPService at {}:{}", options.http.address, http->port());
+    LOG_VERBOSE(1, "HTTP: at most {} connections (open-file limit {}), idle timeout {} s",
+                ho.max_connections, open_files, options.http.idle_timeout_secs);
   }
   std::unique_ptr<nereid::GrpcServer> grpc;
   if (options.grpc.allow) {

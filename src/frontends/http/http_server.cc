@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/completion_batch.h"
+#include "common/log_throttle.h"
 #include "common/logging.h"
 #include "frontends/http/http_wire.h"
 #include "frontends/http/router.h"
@@ -33,6 +34,7 @@ namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using Executor = net::any_io_executor;  // a strand: sockets are accepted onto their own
+using Clock = std::chrono::steady_clock;
 
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr size_t kReadBufferBytes = 16 * 1024;  // per connection, kept across requests
@@ -114,14 +116,47 @@ HttpMethod ToMethod(bhttp::verb v) {
 
 std::string_view Sv(beast::string_view s) { return std::string_view(s.data(), s.size()); }
 
-// One connection. Every member function runs on the session's strand.
+// Which deadline a connection is under (HttpServerOptions: idle, header and read timeouts).
+enum class Phase { kNone, kIdle, kHeader, kBody };
+
+std::chrono::milliseconds PhaseTimeout(const HttpServerOptions& o, Phase phase) {
+  switch (phase) {
+    case Phase::kIdle:
+      return o.idle_timeout;
+    case Phase::kHeader:
+      return o.header_timeout;
+    case Phase::kBody:
+      return o.read_timeout;
+    case Phase::kNone:
+      break;
+  }
+  return std::chrono::milliseconds(0);
+}
+
+// The shortest enabled timeout: the timer never waits longer than this (see timer_).
+std::chrono::milliseconds TimerTick(const HttpServerOptions& o) {
+  std::chrono::milliseconds tick(0);
+  for (auto t : {o.idle_timeout, o.header_timeout, o.read_timeout}) {
+    if (t.count() > 0 && (tick.count() == 0 || t < tick)) tick = t;
+  }
+  return tick;
+}
+
+// One connection. Every member function runs on the session's strand, but for the two atomics
+// the acceptor reads when it looks for an idle connection to evict.
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket&& socket, ServerCore* core)
-      : executor_(socket.get_executor()), stream_(std::move(socket)), core_(core) {
+      : executor_(socket.get_executor()),
+        stream_(std::move(socket)),
+        core_(core),
+        // Header and trailer sections must fit in the buffer: Beast checks the header against
+        // header_limit but keeps reading a trailer section for as long as the buffer grows.
+        buffer_(std::max<size_t>(core->options.max_header_size, 1024)),
+        timer_(executor_) {
     // Beast reads min(64 KiB, max(512, free capacity)) per receive; from an empty buffer a
     // request of a few KiB took three receives (header, then body in growing pieces).
-    buffer_.reserve(kReadBufferBytes);
+    buffer_.reserve(std::min(kReadBufferBytes, buffer_.max_size()));
     chunk_callback_ = [this](uint64_t size, beast::string_view, beast::error_code& ec) {
       // The terminating zero-size chunk is not counted.
       if (size > 0 && ++chunks_ > core_->options.max_chunks) {
@@ -139,13 +174,19 @@ class Session : public std::enable_shared_from_this<Session> {
     return strand != nullptr && strand->running_in_this_thread();
   }
 
+  // Registers the session and serves it; when the server is stopping, the socket just closes
+  // with this object.
   void Start() {
-    {
-      std::lock_guard<std::mutex> lock(core_->mu);
-      if (core_->stopping) return;  // the socket closes with this object
-      core_->sessions.emplace(this, shared_from_this());
-    }
-    DoRead();
+    if (Register()) DoRead();
+  }
+
+  // Registers the session, answers 503 and closes: the server is at its connection limit and no
+  // connection is idle.
+  void Refuse() {
+    if (!Register()) return;
+    QueueError(503, "the server is at its limit of " +
+                        std::to_string(core_->options.max_connections) +
+                        " open HTTP connections (--http-max-connections); try again later");
   }
 
   // Stop taking requests; close once the ones already taken are written.
@@ -162,6 +203,19 @@ class Session : public std::enable_shared_from_this<Session> {
     MaybeClose();
   }
 
+  // Steady-clock nanoseconds since the connection went idle; 0 while it is not idle.
+  int64_t idle_since() const { return idle_since_.load(std::memory_order_relaxed); }
+  // Claims this idle connection for eviction, so two accepts never pick the same one.
+  bool ClaimIdle(int64_t seen) {
+    return seen != 0 && idle_since_.compare_exchange_strong(seen, 0, std::memory_order_relaxed);
+  }
+  // Closes the connection if it is still idle (a request may have started since it was claimed).
+  void EvictIfIdle() {
+    if (closed_ || phase_ != Phase::kIdle) return;
+    LOG_VERBOSE(1, "HTTP connection closed to make room for a new one (--http-max-connections)");
+    Close();
+  }
+
   void OnResponse(uint64_t seq, HttpResponse&& response) {
     if (closed_ || seq < write_seq_ || seq - write_seq_ >= pending_.size()) return;
     pending_[seq - write_seq_].response.emplace(std::move(response));
@@ -176,11 +230,15 @@ class Session : public std::enable_shared_from_this<Session> {
     std::optional<HttpResponse> response;
   };
 
+  bool Register();
   void DoRead();
-  void OnHeader(beast::error_code ec);
-  void ReadBody();
-  void OnBody(beast::error_code ec);
+  void ReadSome();
+  void OnRead(beast::error_code ec, size_t bytes);
+  void Parse();
+  bool OnHeaderDone();
+  void OnMessage();
   void OnReadError(beast::error_code ec);
+  void FailRead(int code, std::string_view message);
   void Dispatch();
   void QueueError(int code, std::string_view message);
   void DoWrite();
@@ -189,6 +247,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void LingerRead();
   void MaybeClose();
   void Close();
+  void SetPhase(Phase phase);
+  void ArmTimer();
+  void OnTimer(uint64_t generation);
+  void OnDeadline();
 
   Executor executor_;
   beast::tcp_stream stream_;
@@ -198,17 +260,28 @@ class Session : public std::enable_shared_from_this<Session> {
   std::function<void(uint64_t, beast::string_view, beast::error_code&)> chunk_callback_;
   uint64_t chunks_ = 0;
   bool chunk_limit_hit_ = false;
+  bool header_done_ = false;     // the current parser has its whole header
   uint64_t next_seq_ = 0;        // sequence number of the next request read
   uint64_t write_seq_ = 0;       // sequence number of pending_.front()
   std::deque<Pending> pending_;  // read, not yet written; references stay valid on push_back
   std::string write_header_;
   std::vector<net::const_buffer> write_buffers_;
   std::array<char, 4096> linger_buffer_;
-  bool reading_ = false;
+  bool reading_ = false;  // a request is being read (a receive may be outstanding)
   bool writing_ = false;
   bool read_closed_ = false;  // no more requests on this connection
   bool draining_ = false;
   bool closed_ = false;
+  bool registered_ = false;
+  // Deadlines. The timer is re-armed lazily: its expiry is never later than now plus the
+  // shortest timeout, so moving the deadline later (every request) costs a clock read only.
+  net::steady_timer timer_;
+  Phase phase_ = Phase::kNone;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  bool timer_waiting_ = false;
+  uint64_t timer_generation_ = 0;
+  bool timed_out_ = false;  // a header or read timeout closed the receiving side
+  std::atomic<int64_t> idle_since_{0};
 };
 
 // Posts responses to the session's strand; see HttpResponder for the contract.
@@ -278,6 +351,14 @@ class Responder : public HttpResponder {
   std::atomic<bool> sent_{false};
 };
 
+bool Session::Register() {
+  std::lock_guard<std::mutex> lock(core_->mu);
+  if (core_->stopping) return false;
+  core_->sessions.emplace(this, shared_from_this());
+  registered_ = true;
+  return true;
+}
+
 void Session::DoRead() {
   if (reading_ || read_closed_ || draining_ || closed_ ||
       pending_.size() >= static_cast<size_t>(std::max(1, core_->options.max_pipelined_requests))) {
@@ -286,67 +367,150 @@ void Session::DoRead() {
   reading_ = true;
   chunks_ = 0;
   chunk_limit_hit_ = false;
+  header_done_ = false;
   parser_.emplace();
   parser_->header_limit(static_cast<uint32_t>(core_->options.max_header_size));
   parser_->body_limit(core_->options.max_input_size);
   parser_->on_chunk_header(chunk_callback_);
-  bhttp::async_read_header(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  if (buffer_.size() > 0) {  // the next request has begun (pipelined)
+    SetPhase(Phase::kHeader);
+    return Parse();
+  }
+  SetPhase(pending_.empty() && !writing_ ? Phase::kIdle : Phase::kNone);
+  ReadSome();
 }
 
-void Session::OnHeader(beast::error_code ec) {
+// Beast's async_read, unrolled so that every call into the parser is ours: an exception it
+// throws (its containers throw on sizes they cannot hold) ends this connection, not the thread.
+void Session::ReadSome() {
+  const size_t room = buffer_.max_size() - buffer_.size();
+  if (room == 0) {
+    // Only a header or trailer section stays in the buffer (bodies are consumed as they come),
+    // and Beast reports an oversized header itself.
+    return FailRead(431, header_done_ ? "request trailer section exceeds the maximum allowed "
+                                        "size of " +
+                                            std::to_string(buffer_.max_size()) + " bytes"
+                                      : "request header exceeds the maximum allowed size of " +
+                                            std::to_string(buffer_.max_size()) + " bytes");
+  }
+  stream_.async_read_some(
+      buffer_.prepare(beast::read_size(buffer_, 64 * 1024)),
+      [self = shared_from_this()](beast::error_code ec, size_t bytes) { self->OnRead(ec, bytes); });
+}
+
+void Session::OnRead(beast::error_code ec, size_t bytes) {
+  if (closed_) {
+    reading_ = false;
+    return;
+  }
+  if (timed_out_) {
+    const bool header = !header_done_;
+    return FailRead(408, header ? "request header not received within " +
+                                      std::to_string(core_->options.header_timeout.count()) +
+                                      " ms (--http-header-timeout-secs)"
+                                : "request body stalled for " +
+                                      std::to_string(core_->options.read_timeout.count()) +
+                                      " ms (--http-read-timeout-secs)");
+  }
+  if (ec == net::error::eof) {
+    if (parser_->got_some()) {
+      parser_->put_eof(ec);  // a request cannot end at EOF: partial_message
+    } else {
+      ec = bhttp::error::end_of_stream;
+    }
+  }
   if (ec) return OnReadError(ec);
+  buffer_.commit(bytes);
+  if (!header_done_) {
+    if (phase_ != Phase::kHeader) SetPhase(Phase::kHeader);
+  } else {
+    SetPhase(Phase::kBody);  // progress: the read timeout counts from the last receive
+  }
+  Parse();
+}
+
+void Session::Parse() {
+  while (!parser_->is_done() && buffer_.size() > 0) {
+    beast::error_code ec;
+    size_t used = 0;
+    try {
+      used = parser_->put(buffer_.data(), ec);
+    } catch (const std::exception& e) {
+      LOG_VERBOSE(1, "HTTP request refused: the parser threw: {}", e.what());
+      return FailRead(400, "malformed HTTP request: a header or trailer field is too large");
+    }
+    buffer_.consume(used);
+    if (ec == bhttp::error::need_more) break;
+    if (ec) return OnReadError(ec);
+    if (!header_done_ && parser_->is_header_done()) {
+      header_done_ = true;
+      if (!parser_->is_done()) SetPhase(Phase::kBody);
+      if (!OnHeaderDone()) return;  // paused until "100 Continue" is written
+    } else if (used == 0) {
+      break;
+    }
+  }
+  if (parser_->is_done()) return OnMessage();
+  ReadSome();
+}
+
+// Answers "Expect: 100-continue" when nothing else is being written (so the interim response
+// cannot interleave with a reply). Returns false when parsing waits for that write.
+bool Session::OnHeaderDone() {
   const auto& req = parser_->get();
   const auto expect = req.find(bhttp::field::expect);
   const bool wants_continue =
       expect != req.end() && EqualsIgnoreCase(Sv(expect->value()), "100-continue");
-  if (!wants_continue || parser_->is_done() || writing_ || !pending_.empty()) return ReadBody();
-  // Nothing else is being written, so the interim response cannot interleave with a reply.
+  if (!wants_continue || parser_->is_done() || writing_ || !pending_.empty()) return true;
   static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
   writing_ = true;
   net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
                    [self = shared_from_this()](beast::error_code ec, size_t) {
                      self->writing_ = false;
-                     if (ec) return self->Close();
-                     self->ReadBody();
+                     if (ec || self->closed_) return self->Close();
+                     self->Parse();
                    });
+  return false;
 }
 
-void Session::ReadBody() {
-  bhttp::async_read(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
-}
-
-void Session::OnBody(beast::error_code ec) {
-  if (ec) return OnReadError(ec);
+void Session::OnMessage() {
   reading_ = false;
-  if (closed_) return;  // completed just before a drain closed the socket
+  SetPhase(Phase::kNone);
   Dispatch();
   DoRead();  // read ahead: pipelined requests are handled while earlier ones run
 }
 
 void Session::OnReadError(beast::error_code ec) {
-  reading_ = false;
-  if (closed_) return;
+  if (closed_) {
+    reading_ = false;
+    return;
+  }
   if (chunk_limit_hit_) {
-    QueueError(400, "chunked request exceeds the maximum of " +
-                        std::to_string(core_->options.max_chunks) + " chunks");
+    FailRead(400, "chunked request exceeds the maximum of " +
+                      std::to_string(core_->options.max_chunks) + " chunks");
   } else if (ec == bhttp::error::body_limit) {
-    QueueError(400, "request body exceeds the maximum allowed size of " +
-                        std::to_string(core_->options.max_input_size) +
-                        " bytes (--http-max-input-size)");
+    FailRead(400, "request body exceeds the maximum allowed size of " +
+                      std::to_string(core_->options.max_input_size) +
+                      " bytes (--http-max-input-size)");
   } else if (ec == bhttp::error::header_limit) {
-    QueueError(400, "request header exceeds the maximum allowed size of " +
-                        std::to_string(core_->options.max_header_size) + " bytes");
+    FailRead(431, "request header exceeds the maximum allowed size of " +
+                      std::to_string(core_->options.max_header_size) + " bytes");
   } else if (ec.category() == bhttp::make_error_code(bhttp::error::end_of_stream).category() &&
              ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message &&
              !draining_) {
-    QueueError(400, "malformed HTTP request: " + ec.message());
+    FailRead(400, "malformed HTTP request: " + ec.message());
   } else {
+    reading_ = false;
     read_closed_ = true;  // end of stream, reset, or a drain interrupted the read
+    SetPhase(Phase::kNone);
+    MaybeClose();
   }
+}
+
+// Ends reading on this connection with an error reply after the ones already owed.
+void Session::FailRead(int code, std::string_view message) {
+  reading_ = false;
+  QueueError(code, message);
   MaybeClose();
 }
 
@@ -377,6 +541,7 @@ void Session::Dispatch() {
 
 void Session::QueueError(int code, std::string_view message) {
   read_closed_ = true;
+  SetPhase(Phase::kNone);
   Pending p;
   p.keep_alive = false;
   p.response.emplace(ErrorResponse(code, message));
@@ -418,6 +583,10 @@ void Session::OnWrite(beast::error_code ec, bool close_after) {
   }
   DoWrite();
   DoRead();
+  if (reading_ && pending_.empty() && !writing_ && phase_ == Phase::kNone && buffer_.size() == 0 &&
+      !parser_->got_some()) {
+    SetPhase(Phase::kIdle);
+  }
   MaybeClose();
 }
 
@@ -447,12 +616,61 @@ void Session::MaybeClose() {
 void Session::Close() {
   if (closed_) return;
   closed_ = true;
+  SetPhase(Phase::kNone);
+  timer_.cancel();  // its handler holds this session
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
   stream_.socket().close(ignored);
+  if (!registered_) return;
   std::lock_guard<std::mutex> lock(core_->mu);
   core_->sessions.erase(this);
   if (core_->sessions.empty()) core_->drained.notify_all();
+}
+
+void Session::SetPhase(Phase phase) {
+  phase_ = phase;
+  const auto timeout = PhaseTimeout(core_->options, phase);
+  if (timeout.count() <= 0) {
+    deadline_ = Clock::time_point::max();
+    idle_since_.store(0, std::memory_order_relaxed);
+    return;
+  }
+  const auto now = Clock::now();
+  deadline_ = now + timeout;
+  idle_since_.store(phase == Phase::kIdle ? now.time_since_epoch().count() : 0,
+                    std::memory_order_relaxed);
+  if (!timer_waiting_ && !closed_) ArmTimer();
+}
+
+void Session::ArmTimer() {
+  const auto tick = Clock::now() + TimerTick(core_->options);
+  timer_.expires_at(std::min(deadline_, tick));
+  timer_waiting_ = true;
+  timer_.async_wait([self = shared_from_this(), generation = ++timer_generation_](
+                        beast::error_code) { self->OnTimer(generation); });
+}
+
+void Session::OnTimer(uint64_t generation) {
+  if (generation != timer_generation_) return;
+  timer_waiting_ = false;
+  if (closed_ || deadline_ == Clock::time_point::max()) return;
+  if (Clock::now() < deadline_) return ArmTimer();
+  OnDeadline();
+}
+
+void Session::OnDeadline() {
+  const Phase phase = phase_;
+  SetPhase(Phase::kNone);
+  if (phase == Phase::kIdle) {
+    LOG_VERBOSE(1, "HTTP connection closed after {} ms idle (--http-idle-timeout-secs)",
+                core_->options.idle_timeout.count());
+    return Close();
+  }
+  // A header or body is overdue: stop receiving; the outstanding receive ends at once and
+  // answers 408 (OnRead).
+  timed_out_ = true;
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_receive, ignored);
 }
 
 }  // namespace
@@ -469,10 +687,13 @@ struct HttpServer::Impl {
 
   Status Bind();
   void DoAccept();
+  void Admit(tcp::socket socket);
+  void RunLoop();
 
   ServerCore core;
-  tcp::acceptor acceptor;            // on its own strand
-  net::steady_timer accept_backoff;  // same strand
+  tcp::acceptor acceptor;                                 // on its own strand
+  net::steady_timer accept_backoff;                       // same strand
+  LogThrottle accept_failures{std::chrono::seconds(10)};  // same strand
   net::executor_work_guard<net::io_context::executor_type> work;
   std::vector<std::thread> threads;
   int port = 0;
@@ -509,23 +730,74 @@ Status HttpServer::Impl::Bind() {
 }
 
 void HttpServer::Impl::DoAccept() {
-  acceptor.async_accept(net::make_strand(core.ioc),
-                        [this](beast::error_code ec, tcp::socket socket) {
-                          if (!acceptor.is_open()) return;
-                          if (ec) {
-                            // Typically out of file descriptors: back off instead of spinning on
-                            // the error.
-                            LOG_WARNING("HTTP accept failed: {}", ec.message());
-                            accept_backoff.expires_after(std::chrono::milliseconds(100));
-                            accept_backoff.async_wait([this](beast::error_code) {
-                              if (acceptor.is_open()) DoAccept();
-                            });
-                            return;
-                          }
-                          socket.set_option(tcp::no_delay(true), ec);
-                          std::make_shared<Session>(std::move(socket), &core)->Start();
-                          DoAccept();
-                        });
+  acceptor.async_accept(net::make_strand(core.ioc), [this](beast::error_code ec,
+                                                           tcp::socket socket) {
+    if (!acceptor.is_open()) return;
+    if (ec) {
+      // Typically out of file descriptors: back off instead of spinning on the error, and say so
+      // once per interval rather than on every retry.
+      if (const uint64_t n = accept_failures.Allow(Clock::now()); n > 0) {
+        LOG_WARNING("HTTP accept failed ({} time(s) since the last report): {}", n, ec.message());
+      }
+      accept_backoff.expires_after(std::chrono::milliseconds(100));
+      accept_backoff.async_wait([this](beast::error_code) {
+        if (acceptor.is_open()) DoAccept();
+      });
+      return;
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    Admit(std::move(socket));
+    DoAccept();
+  });
+}
+
+// At the connection limit, the connection idle the longest is closed to make room; when none is
+// idle the new client is answered 503 (a few at a time: beyond that its socket just closes).
+void HttpServer::Impl::Admit(tcp::socket socket) {
+  constexpr size_t kRefusalsInFlight = 64;
+  const size_t limit = core.options.max_connections;
+  std::shared_ptr<Session> victim;
+  size_t open = 0;
+  if (limit > 0) {
+    std::lock_guard<std::mutex> lock(core.mu);
+    open = core.sessions.size();
+    if (open >= limit) {
+      int64_t oldest = 0;
+      for (const auto& [raw, session] : core.sessions) {
+        const int64_t since = session->idle_since();
+        if (since != 0 && (oldest == 0 || since < oldest)) {
+          oldest = since;
+          victim = session;
+        }
+      }
+      if (victim != nullptr && !victim->ClaimIdle(oldest)) victim.reset();
+    }
+  }
+  auto session = std::make_shared<Session>(std::move(socket), &core);
+  // Started on its own strand: once registered, Stop() may post Drain() to it at any time.
+  if (limit == 0 || open < limit) {
+    net::post(session->executor(), [session] { session->Start(); });
+  } else if (victim != nullptr) {
+    net::post(victim->executor(), [victim] { victim->EvictIfIdle(); });
+    net::post(session->executor(), [session] { session->Start(); });
+  } else if (open < limit + kRefusalsInFlight) {
+    net::post(session->executor(), [session] { session->Refuse(); });
+  }
+}
+
+// An exception escaping a handler would end the thread (and, uncaught, the process): log it and
+// keep serving. Connections catch what their parser throws themselves (Session::Parse).
+void HttpServer::Impl::RunLoop() {
+  for (;;) {
+    try {
+      core.ioc.run();
+      return;
+    } catch (const std::exception& e) {
+      LOG_ERROR("HTTP I/O thread caught an exception and keeps serving: {}", e.what());
+    } catch (...) {
+      LOG_ERROR("HTTP I/O thread caught an unknown exception and keeps serving");
+    }
+  }
 }
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -558,7 +830,7 @@ Status HttpServer::Start() {
   s.started = true;
   net::post(s.acceptor.get_executor(), [&s] { s.DoAccept(); });
   for (int i = 0; i < std::max(1, s.core.options.thread_count); ++i) {
-    s.threads.emplace_back([&s] { s.core.ioc.run(); });
+    s.threads.emplace_back([&s] { s.RunLoop(); });
   }
   return Status::Ok();
 }

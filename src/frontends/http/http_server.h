@@ -5,6 +5,12 @@
 // concurrently for one connection and must not block: they answer later through their
 // HttpResponder from any thread.
 //
+// Defences (docs/security.md): the header and the chunked trailer section are each limited to
+// max_header_size (431); an idle connection is closed after idle_timeout; a request header must
+// arrive within header_timeout of its first byte and a body may not stall for read_timeout (408);
+// at max_connections the longest-idle connection is closed to make room, and when none is idle
+// the new client is answered 503; an exception from any connection closes that connection only.
+//
 // Usage (src/app/main.cc):
 //   auto http = HttpServer::Create(options, inference_server);   // Triton's routes, started
 //   ... http->port() ...
@@ -40,6 +46,13 @@ struct HttpServerOptions {
   size_t max_header_size = 64 * 1024;
   uint64_t max_chunks = 65536;      // chunked transfer-encoding: more chunks than this answers 400
   int max_pipelined_requests = 16;  // per connection, being handled or waiting to be written
+  // Timeouts; zero disables one. idle: nothing received or owed on a kept-alive connection.
+  // header: from a request's first byte to the end of its header. read: the longest pause
+  // between two receives of a body.
+  std::chrono::milliseconds idle_timeout = std::chrono::seconds(120);
+  std::chrono::milliseconds header_timeout = std::chrono::seconds(30);
+  std::chrono::milliseconds read_timeout = std::chrono::seconds(60);
+  size_t max_connections = 0;  // open connections served at once; 0: no limit
 };
 
 class HttpServer {

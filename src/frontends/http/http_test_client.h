@@ -1,0 +1,118 @@
+// A blocking HTTP/1.1 test client over one POSIX TCP connection to 127.0.0.1, for the
+// HttpServer tests (real sockets, no Beast on the client side).
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace nereid::testing_http {
+
+struct Reply {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+};
+
+// Every read times out after 5 s.
+class Client {
+ public:
+  explicit Client(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    timeval tv{5, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  ~Client() { close(fd_); }
+
+  bool connected() const { return connected_; }
+  int fd() const { return fd_; }
+
+  void Send(std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+
+  // Reads one response; status 0 when the connection ended first.
+  Reply Read() {
+    Reply r;
+    size_t end;
+    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
+      if (!Fill()) return r;
+    }
+    const std::string head = buf_.substr(0, end);
+    buf_.erase(0, end + 4);
+    r.status = std::stoi(head.substr(9, 3));
+    size_t pos = head.find("\r\n");
+    while (pos != std::string::npos && pos + 2 < head.size()) {
+      const size_t next = head.find("\r\n", pos + 2);
+      const std::string line =
+          head.substr(pos + 2, next == std::string::npos ? next : next - pos - 2);
+      const size_t colon = line.find(':');
+      std::string name = line.substr(0, colon);
+      for (char& c : name) c = static_cast<char>(std::tolower(c));
+      r.headers[name] = line.substr(colon + 2);
+      pos = next;
+    }
+    const size_t length =
+        r.headers.count("content-length") ? std::stoul(r.headers["content-length"]) : 0;
+    while (buf_.size() < length) {
+      if (!Fill()) return Reply{};
+    }
+    r.body = buf_.substr(0, length);
+    buf_.erase(0, length);
+    return r;
+  }
+
+  // True when the server closed the connection (EOF) with nothing more to read.
+  bool ClosedByServer() { return buf_.empty() && !Fill(); }
+
+  // Strictly: true only when the server closed (EOF or reset) within the 5 s read timeout, false
+  // when data arrived or the wait timed out.
+  bool ClosedWithin5s() {
+    if (!buf_.empty()) return false;
+    char tmp[4096];
+    const ssize_t n = recv(fd_, tmp, sizeof(tmp), 0);
+    if (n > 0) buf_.append(tmp, static_cast<size_t>(n));
+    return n == 0 || (n < 0 && errno == ECONNRESET);
+  }
+
+ private:
+  bool Fill() {
+    char tmp[65536];
+    const ssize_t n = recv(fd_, tmp, sizeof(tmp), 0);
+    if (n <= 0) return false;
+    buf_.append(tmp, static_cast<size_t>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string buf_;
+};
+
+inline std::string Get(std::string_view path, std::string_view extra = "") {
+  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: x\r\n" + std::string(extra) + "\r\n";
+}
+
+inline std::string Post(std::string_view path, std::string_view body, std::string_view extra = "") {
+  return "POST " + std::string(path) +
+         " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+         std::string(extra) + "\r\n" + std::string(body);
+}
+
+}  // namespace nereid::testing_http
