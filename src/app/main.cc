@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -131,13 +132,21 @@ int Run(int argc, char** argv) {
   }
   LOG_INFO("received signal {}, stopping (exit timeout {} s)", sig,
            options.server.exit_timeout_secs);
-  const auto timeout = std::chrono::seconds(options.server.exit_timeout_secs);
+  // One deadline for the whole shutdown: inferences in flight, gRPC calls and the HTTP replies
+  // still being written all share --exit-timeout-secs.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(options.server.exit_timeout_secs);
+  const auto remaining = [deadline] {
+    return std::max(std::chrono::milliseconds(0),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+  };
   if (http) http->StopAccepting();
   if (metrics) metrics->Stop();
   // gRPC calls and streams in progress get until the deadline; the rest are cancelled.
-  if (grpc) grpc->StopAccepting(std::chrono::system_clock::now() + timeout);
-  const bool drained = (*server)->Stop();
-  if (http) http->Stop(timeout);
+  if (grpc) grpc->StopAccepting(std::chrono::system_clock::now() + remaining());
+  const bool drained = (*server)->Stop(deadline);
+  if (http) http->Stop(remaining());
   http.reset();
   grpc.reset();  // before the models go: no gRPC thread may call the server afterwards
   server->reset();

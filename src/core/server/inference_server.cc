@@ -259,11 +259,9 @@ void InferenceServer::InferAsync(std::unique_ptr<InferenceRequest>&& request, In
                       options.allow_inline);
 }
 
-bool InferenceServer::Stop() {
+bool InferenceServer::Stop(std::chrono::steady_clock::time_point deadline) {
   stopping_.store(true, std::memory_order_release);
   if (poller_) poller_->Stop();
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(options_.exit_timeout_secs);
   bool drained = true;
   while (inflight_.load(std::memory_order_acquire) > 0) {
     if (std::chrono::steady_clock::now() >= deadline) {

@@ -144,9 +144,11 @@ class InferenceServer {
   bool PollRepositoryNow();
   ModelControlMode control_mode() const { return options_.model_control_mode; }
 
-  // Graceful stop: refuse new inferences (UNAVAILABLE), wait up to exit_timeout_secs for those
-  // in flight, then unload every model. Returns false when the timeout expired.
-  bool Stop();
+  // Graceful stop: refuse new inferences (UNAVAILABLE), wait until `deadline` for those in
+  // flight, then unload every model. Returns false when the deadline passed first. The caller
+  // computes the deadline once (now + exit_timeout_secs) for the whole shutdown, so the
+  // frontends that stop after this share the same budget instead of waiting again.
+  bool Stop(std::chrono::steady_clock::time_point deadline);
 
   int64_t InflightCount() const { return inflight_.load(std::memory_order_acquire); }
 
