@@ -1,6 +1,8 @@
 #include "core/model/instance_runner.h"
 
 #include <algorithm>
+#include <exception>
+#include <string>
 #include <vector>
 
 namespace nereid {
@@ -46,7 +48,12 @@ class ResponseOutputs final : public backend::OutputAllocator {
     } else {
       out.shape.assign(shape.begin(), shape.end());
     }
-    out.data.resize(byte_size);
+    try {
+      out.data.resize(byte_size);
+    } catch (const std::exception&) {  // length_error or bad_alloc: must not cross the plugin
+      return Internal("model '" + model_.name + "' output '" + spec->name + "' needs " +
+                      std::to_string(byte_size) + " bytes, more than can be allocated");
+    }
     outputs_.push_back(std::move(out));
     return std::span<char>(outputs_.back().data.data(), byte_size);
   }

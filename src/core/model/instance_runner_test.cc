@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 
 namespace nereid {
 namespace {
@@ -16,6 +17,7 @@ class DoublingInstance : public backend::ModelInstance {
  public:
   std::vector<std::string> produce = {"OUT_A", "OUT_B"};
   DataType out_type = DataType::kFp32;
+  size_t out_bytes = 0;  // 0: the input's size
   Shape seen_shape;
 
   Status Execute(const backend::ExecuteArgs& args) override {
@@ -23,7 +25,8 @@ class DoublingInstance : public backend::ModelInstance {
     seen_shape.assign(in.shape.begin(), in.shape.end());
     for (const auto& name : produce) {
       if (!args.outputs->IsRequested(name)) continue;
-      auto buf = args.outputs->Allocate(name, out_type, in.shape, in.data.size());
+      auto buf = args.outputs->Allocate(name, out_type, in.shape,
+                                        out_bytes > 0 ? out_bytes : in.data.size());
       if (!buf.ok()) return buf.status();
       const float* src = reinterpret_cast<const float*>(in.data.data());
       float* dst = reinterpret_cast<float*>(buf->data());
@@ -112,6 +115,18 @@ TEST(InstanceRunnerTest, WrongOutputTypeIsRejected) {
   auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1, &times_);
   ASSERT_FALSE(resp.ok());
   EXPECT_NE(resp.status().message().find("configuration says FP32"), std::string::npos);
+}
+
+TEST(InstanceRunnerTest, OutputTooLargeToAllocateIsAnErrorNotAnException) {
+  // A model whose output size follows its input values could ask for more than the process can
+  // hold; std::string would throw through the backend plugin.
+  DoublingInstance inst;
+  inst.out_bytes = std::numeric_limits<size_t>::max() / 2;
+  auto resp = RunOnInstance(inst, Model(false), Request({1, 2, 3, 4}, {1, 2, 2}), 1, &times_);
+  ASSERT_FALSE(resp.ok());
+  EXPECT_EQ(resp.status().code(), StatusCode::kInternal);
+  EXPECT_NE(resp.status().message().find("more than can be allocated"), std::string::npos)
+      << resp.status().message();
 }
 
 TEST(InstanceRunnerTest, PhasesAreOrderedWithoutBackendTimes) {
