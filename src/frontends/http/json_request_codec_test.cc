@@ -457,5 +457,15 @@ TEST(JsonRequestCodecTest, LongClientTextIsTruncatedInErrors) {
   EXPECT_NE(overflow.find("(20000 dims)"), std::string::npos) << overflow;
 }
 
+TEST(JsonRequestCodecTest, FloatingOverflowIsRefused) {
+  EXPECT_EQ(ErrorOf(DecodeInput("FP32", "[1]", "[1e39]")),
+            "Unable to parse 'data': value 1e+39 is out of range for FP32");
+  EXPECT_EQ(ErrorOf(DecodeInput("FP16", "[1]", "[70000]")),
+            "Unable to parse 'data': value 70000 is out of range for FP16");
+  EXPECT_TRUE(DecodeInput("FP32", "[2]", "[Infinity,-Infinity]").ok());
+  EXPECT_EQ(ErrorOf(DecodeInput("FP16", "[1]", "[true]")),
+            "Unable to parse 'data': expected a number for datatype FP16, got a boolean");
+}
+
 }  // namespace
 }  // namespace nereid
