@@ -67,6 +67,12 @@ std::optional<int64_t> GetInt(const Parameters& p, std::string_view key) {
   return std::nullopt;
 }
 
+Status InvalidSequenceId() {
+  return InvalidArgument(
+      "Unable to parse 'sequence_id': attempt to access JSON non-unsigned-integer as "
+      "unsigned-integer");
+}
+
 std::optional<uint64_t> GetUint(const Parameters& p, std::string_view key) {
   const ParameterValue* v = p.Find(key);
   if (v == nullptr) return std::nullopt;

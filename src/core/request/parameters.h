@@ -54,4 +54,8 @@ std::optional<int64_t> GetInt(const Parameters& p, std::string_view key);
 // Non-negative integers only (uint64, or int64 >= 0).
 std::optional<uint64_t> GetUint(const Parameters& p, std::string_view key);
 
+// The error for a `sequence_id` that is neither a string nor a non-negative integer. HTTP and gRPC
+// both give it (the text is Triton's HTTP one; Triton's gRPC frontend wraps a negative int64).
+Status InvalidSequenceId();
+
 }  // namespace nereid

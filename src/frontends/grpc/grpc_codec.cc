@@ -223,12 +223,16 @@ Status CheckScheduleParameters(const Parameters& params) {
           "invalid value type for 'priority' parameter, expected int64_param or uint64_param.");
     }
   }
-  // Sequence parameters (Triton's SetInferenceRequestMetadata); uint64_param is accepted too.
+  // Sequence parameters (Triton's SetInferenceRequestMetadata); uint64_param is accepted too. A
+  // negative int64_param is refused as over HTTP (Triton would wrap it to a huge unsigned ID).
   if (const ParameterValue* id = params.Find("sequence_id")) {
     if (std::holds_alternative<bool>(*id) || std::holds_alternative<double>(*id)) {
       return InvalidArgument(
           "invalid value type for 'sequence_id' parameter, expected int64_param or "
           "string_param.");
+    }
+    if (const int64_t* i = std::get_if<int64_t>(id); i != nullptr && *i < 0) {
+      return InvalidSequenceId();
     }
   }
   for (const char* key : {"sequence_start", "sequence_end"}) {

@@ -197,6 +197,16 @@ TEST(GrpcCodec, SchedulePolicyParametersAreTyped) {
   EXPECT_EQ(DecodeModelInferRequest(m).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Same rule and text as HTTP: a numeric sequence ID is a non-negative integer.
+TEST(GrpcCodec, NegativeSequenceIdIsRefused) {
+  auto m = Message();
+  (*m->mutable_parameters())["sequence_id"].set_int64_param(-7);
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(), InvalidSequenceId().message());
+  m = Message();
+  (*m->mutable_parameters())["sequence_id"].set_int64_param(7);
+  EXPECT_TRUE(DecodeModelInferRequest(m).ok());
+}
+
 TEST(GrpcCodec, CountsAreCapped) {
   auto m = Message();
   for (size_t i = 0; i <= kMaxRequestParameters; ++i) {

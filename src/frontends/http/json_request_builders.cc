@@ -155,9 +155,7 @@ Status FinishRequest(bool saw_inputs, ParsedInferHeader* out) {
   if (const ParameterValue* id = params.Find("sequence_id");
       id != nullptr && !std::holds_alternative<std::string>(*id) &&
       !GetUint(params, "sequence_id")) {
-    return InvalidArgument(
-        "Unable to parse 'sequence_id': attempt to access JSON non-unsigned-integer as "
-        "unsigned-integer");
+    return InvalidSequenceId();
   }
   for (const char* key : {"sequence_start", "sequence_end"}) {
     if (params.Find(key) != nullptr && !GetBool(params, key)) {
