@@ -62,6 +62,21 @@ Status CheckOutputNames(const ModelInfo& model, const InferenceRequest& r) {
   return Status::Ok();
 }
 
+// BOOL elements are one byte, 0 (false) or 1 (true), whichever way they arrived (JSON, binary
+// tail, gRPC raw or typed contents): any other byte is refused, so backends never see a bool
+// object representation that C++ leaves undefined.
+Status CheckBoolData(const InferenceRequest& r, const InferInput& in) {
+  for (size_t i = 0; i < in.data.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(in.data[i]);
+    if (byte > 1) {
+      return InvalidArgument(Prefix(r) + "invalid value " + std::to_string(byte) + " at element " +
+                             std::to_string(i) + " of BOOL input '" + in.name +
+                             "': BOOL elements must be 0 (false) or 1 (true)");
+    }
+  }
+  return Status::Ok();
+}
+
 Status CheckData(const ModelInfo& model, const InferenceRequest& r, const InferInput& in) {
   auto count = ElementCount(in.shape);
   if (!count) {
@@ -87,6 +102,7 @@ Status CheckData(const ModelInfo& model, const InferenceRequest& r, const InferI
                            "' for model '" + model.name + "'. Expected " +
                            std::to_string(*expected) + ", got " + std::to_string(in.data.size()));
   }
+  if (in.data_type == DataType::kBool) return CheckBoolData(r, in);
   return Status::Ok();
 }
 

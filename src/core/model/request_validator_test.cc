@@ -131,6 +131,25 @@ TEST(RequestValidatorTest, DuplicateInput) {
             std::string::npos);
 }
 
+// BOOL bytes other than 0 and 1 are refused whatever the frontend (JSON, binary, gRPC).
+TEST(RequestValidatorTest, BoolBytesMustBeZeroOrOne) {
+  ModelInfo m;
+  m.name = "b";
+  m.inputs = {{"IN", DataType::kBool, {4}}};
+  m.outputs = {{"OUT", DataType::kBool, {4}}};
+  std::string data("\x01\x00\x01\x00", 4);
+  InferenceRequest r;
+  r.inputs.push_back({"IN", DataType::kBool, {4}, data, {}});
+  EXPECT_TRUE(ValidateRequest(m, r).ok());
+  std::string bad("\x01\x00\x02\x00", 4);
+  r.inputs[0].data = bad;
+  EXPECT_EQ(Message(ValidateRequest(m, r)),
+            "[request id: <id_unknown>] invalid value 2 at element 2 of BOOL input 'IN': BOOL "
+            "elements must be 0 (false) or 1 (true)");
+  bad[2] = '\xff';
+  EXPECT_NE(Message(ValidateRequest(m, r)).find("invalid value 255"), std::string::npos);
+}
+
 // Client text quoted in errors is bounded (request id, unknown tensor names).
 TEST(RequestValidatorTest, LongClientTextIsTruncatedInErrors) {
   Req q({1, 16});
