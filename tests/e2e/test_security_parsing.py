@@ -12,7 +12,7 @@ import grpc
 import numpy as np
 import pytest
 
-from grpc_helpers import infer_request, pbs, serve_grpc  # noqa: F401
+from grpc_helpers import infer_request, pbs, serve_grpc, stubs  # noqa: F401
 from helpers import assert_error, read_http_response, repo
 from mm_helpers import copy_model, load, mode_server
 
@@ -37,6 +37,10 @@ X = np.ones((1, 4), np.float32)
 @pytest.fixture(scope="module")
 def server(pbs):  # noqa: F811
     yield from serve_grpc([repo("fixtures", "types")], "security-parsing")
+
+
+def stubs_pb():
+    return stubs().pb
 
 
 def fp32_input(**extra):
@@ -213,6 +217,18 @@ def test_grpc_errors_truncate_client_names(server):
     assert len(err.details()) < MAX_ERROR and "... (100000 bytes)" in err.details()
 
 
+def test_statistics_and_route_errors_truncate_client_names(server):
+    msg = assert_error(server.get("/v2/models/" + "m" * 5000 + "/stats"), 400)
+    assert len(msg) < MAX_ERROR and "... (5000 bytes)" in msg, msg[:300]
+    msg = assert_error(server.get("/v2/models/identity_fp32/versions/" + "v" * 5000), 400)
+    assert len(msg) < MAX_ERROR and "... (5000 bytes)" in msg, msg[:300]
+    with pytest.raises(grpc.RpcError) as e:
+        server.stub().ModelStatistics(stubs_pb().ModelStatisticsRequest(name="m" * 100000),
+                                      timeout=PROMPT)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert len(e.value.details()) < MAX_ERROR and "... (100000 bytes)" in e.value.details()
+
+
 def test_bool_bytes_other_than_0_and_1_are_refused_everywhere(server):
     raw = bytes([1, 0, 2, 1, 0])
     header = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "BOOL", "shape": [1, 5],
@@ -237,18 +253,27 @@ def test_bool_bytes_other_than_0_and_1_are_refused_everywhere(server):
     assert ok.status_code == 200, ok.content
 
 
-def test_instance_count_is_capped_per_model(tmp_path):
-    copy_model(("examples",), "identity_fp32", tmp_path, "ident")
-    s = mode_server([tmp_path], "explicit", name="instance-cap")
-    try:
-        cfg = {"name": "ident", "backend": "identity", "max_batch_size": 8,
-               "input": [{"name": "INPUT0", "data_type": "TYPE_FP32", "dims": [-1]}],
-               "output": [{"name": "OUTPUT0", "data_type": "TYPE_FP32", "dims": [-1]}],
-               "instance_group": [{"kind": "KIND_CPU", "count": 300},
-                                  {"kind": "KIND_CPU", "count": 213}]}
-        r = load(s, "ident", {"config": json.dumps(cfg)})
-        assert_error(r, 400, "at most 512 are allowed per model")
-        cfg["instance_group"] = [{"kind": "KIND_CPU", "count": 2}]
-        assert load(s, "ident", {"config": json.dumps(cfg)}).status_code == 200
-    finally:
-        assert s.stop() == 0, s.stderr()[-4000:]
+@pytest.fixture(scope="module")
+def explicit(tmp_path_factory):
+    root = tmp_path_factory.mktemp("security_explicit")
+    copy_model(("examples",), "identity_fp32", root, "ident")
+    s = mode_server([root], "explicit", name="security-explicit")
+    yield s
+    assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def test_load_api_errors_truncate_parameter_keys(explicit):
+    msg = assert_error(load(explicit, "ident", {"k" * 5000: 1}), 400, "Unrecognized load parameter")
+    assert len(msg) < MAX_ERROR and "... (5000 bytes)" in msg, msg[:300]
+
+
+def test_instance_count_is_capped_per_model(explicit):
+    cfg = {"name": "ident", "backend": "identity", "max_batch_size": 8,
+           "input": [{"name": "INPUT0", "data_type": "TYPE_FP32", "dims": [-1]}],
+           "output": [{"name": "OUTPUT0", "data_type": "TYPE_FP32", "dims": [-1]}],
+           "instance_group": [{"kind": "KIND_CPU", "count": 300},
+                              {"kind": "KIND_CPU", "count": 213}]}
+    r = load(explicit, "ident", {"config": json.dumps(cfg)})
+    assert_error(r, 400, "at most 512 are allowed per model")
+    cfg["instance_group"] = [{"kind": "KIND_CPU", "count": 2}]
+    assert load(explicit, "ident", {"config": json.dumps(cfg)}).status_code == 200
