@@ -64,6 +64,7 @@ Status ValidateInstanceGroups(const inference::ModelConfig& config) {
   if (config.instance_group().empty()) {
     return ModelError(config, "must specify one or more 'instance_group's");
   }
+  int64_t instances = 0;
   for (const auto& group : config.instance_group()) {
     const std::string what = "instance group " + group.name() + " of model " + config.name();
     switch (group.kind()) {
@@ -86,6 +87,12 @@ Status ValidateInstanceGroups(const inference::ModelConfig& config) {
       return InvalidArgument(what + " has invalid 'count' " + std::to_string(group.count()) +
                              ": must be >= 1");
     }
+    instances += group.count();
+  }
+  if (instances > kMaxInstancesPerModel) {
+    return ModelError(config, "'instance_group' asks for " + std::to_string(instances) +
+                                  " instances; at most " + std::to_string(kMaxInstancesPerModel) +
+                                  " are allowed per model");
   }
   return Status::Ok();
 }

@@ -195,6 +195,31 @@ TEST(ValidateModelConfigTest, InstanceGroupCountMustBePositive) {
   ExpectInvalid(config, {"instance group m of model m", "'count' 0"});
 }
 
+TEST(ValidateModelConfigTest, InstanceCountIsCappedPerModel) {
+  auto config = Make();
+  config.mutable_instance_group(0)->set_count(kMaxInstancesPerModel);
+  EXPECT_TRUE(Validate(config).ok()) << Validate(config).message();
+  // The cap is on the sum over groups.
+  auto* second = config.add_instance_group();
+  *second = config.instance_group(0);
+  second->set_name("g2");
+  second->set_count(1);
+  ExpectInvalid(config, {"'instance_group' asks for 513 instances; at most 512 are allowed"});
+  config.mutable_instance_group(1)->set_count(2000000000);
+  config.mutable_instance_group(0)->set_count(2000000000);
+  ExpectInvalid(config, {"asks for 4000000000 instances"});
+}
+
+TEST(ValidateModelConfigTest, TensorCountIsCappedAtWhatARequestMayCarry) {
+  auto config = Make();
+  for (int i = 0; i < 4096; ++i) {
+    auto* in = config.add_input();
+    *in = config.input(0);
+    in->set_name("IN" + std::to_string(i));
+  }
+  ExpectInvalid(config, {"has 4097 inputs; at most 4096 are supported"});
+}
+
 TEST(ValidateModelConfigTest, CpuInstanceGroupMayNotListGpus) {
   auto config = Make();
   config.mutable_instance_group(0)->add_gpus(0);

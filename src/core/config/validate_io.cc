@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/config/validate_internal.h"
+#include "core/request/request_limits.h"
 
 namespace nereid::config::internal {
 namespace {
@@ -184,6 +185,15 @@ bool IsContainedRelativePath(std::string_view path) {
 }
 
 Status ValidateTensors(const inference::ModelConfig& config) {
+  // A request can name at most this many tensors, so a model needing more could never be served.
+  if (static_cast<size_t>(config.input_size()) > kMaxRequestInputs) {
+    return ModelError(config, "has " + std::to_string(config.input_size()) + " inputs; at most " +
+                                  std::to_string(kMaxRequestInputs) + " are supported");
+  }
+  if (static_cast<size_t>(config.output_size()) > kMaxRequestOutputs) {
+    return ModelError(config, "has " + std::to_string(config.output_size()) + " outputs; at most " +
+                                  std::to_string(kMaxRequestOutputs) + " are supported");
+  }
   std::set<std::string> inputs;
   for (int i = 0; i < config.input_size(); ++i) {
     const auto& in = config.input(i);

@@ -31,21 +31,36 @@ ModelInfo ModelInfo::FromConfig(const inference::ModelConfig& config, int64_t ve
     info.inputs.push_back(std::move(spec));
   }
   for (const auto& out : config.output()) info.outputs.push_back(SpecFrom(out));
+  // emplace keeps the first of repeated names, as the scan would find it.
+  for (size_t i = 0; i < info.inputs.size(); ++i) info.input_index_.emplace(info.inputs[i].name, i);
+  for (size_t i = 0; i < info.outputs.size(); ++i) {
+    info.output_index_.emplace(info.outputs[i].name, i);
+  }
   return info;
 }
 
-const TensorSpec* ModelInfo::FindInput(std::string_view name) const {
-  for (const auto& t : inputs) {
+const TensorSpec* ModelInfo::Find(const std::vector<TensorSpec>& specs, const Index& index,
+                                  std::string_view name) {
+  if (!index.empty()) {
+    auto it = index.find(name);
+    // Trust the index only while it still describes `specs`.
+    if (it != index.end() && it->second < specs.size() && specs[it->second].name == name) {
+      return &specs[it->second];
+    }
+    if (it == index.end() && index.size() == specs.size()) return nullptr;
+  }
+  for (const auto& t : specs) {
     if (t.name == name) return &t;
   }
   return nullptr;
 }
 
+const TensorSpec* ModelInfo::FindInput(std::string_view name) const {
+  return Find(inputs, input_index_, name);
+}
+
 const TensorSpec* ModelInfo::FindOutput(std::string_view name) const {
-  for (const auto& t : outputs) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
+  return Find(outputs, output_index_, name);
 }
 
 StatusOr<Shape> Relayout(std::span<const int64_t> shape, bool has_batch,

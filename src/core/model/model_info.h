@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/tensor/shape.h"
@@ -34,8 +35,22 @@ struct ModelInfo {
   std::vector<TensorSpec> outputs;
 
   static ModelInfo FromConfig(const inference::ModelConfig& config, int64_t version);
+  // O(1) for a ModelInfo from FromConfig (request validation looks up every tensor a client
+  // names); a scan when `inputs`/`outputs` were filled by hand or changed since.
   const TensorSpec* FindInput(std::string_view name) const;
   const TensorSpec* FindOutput(std::string_view name) const;
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using Index = std::unordered_map<std::string, size_t, Hash, std::equal_to<>>;
+  static const TensorSpec* Find(const std::vector<TensorSpec>& specs, const Index& index,
+                                std::string_view name);
+
+  Index input_index_;  // name -> position; built by FromConfig
+  Index output_index_;
 };
 
 // Maps `shape` (optionally led by a batch dimension) from one per-item layout to another with the

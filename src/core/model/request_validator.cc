@@ -1,35 +1,39 @@
 #include "core/model/request_validator.h"
 
 #include <string>
+#include <vector>
 
+#include "common/error_text.h"
 #include "core/tensor/bytes_tensor.h"
 
 namespace nereid {
 namespace {
 
 std::string Prefix(const InferenceRequest& r) {
-  return "[request id: " + (r.id.empty() ? std::string("<id_unknown>") : r.id) + "] ";
+  return "[request id: " + (r.id.empty() ? std::string("<id_unknown>") : ClientText(r.id)) + "] ";
 }
 
+// Name checks are O(inputs + model inputs): each name is looked up once (hashed) and marked.
 Status CheckInputNames(const ModelInfo& model, const InferenceRequest& r) {
-  for (size_t i = 0; i < r.inputs.size(); ++i) {
-    const InferInput& in = r.inputs[i];
-    if (model.FindInput(in.name) == nullptr) {
-      return InvalidArgument(Prefix(r) + "unexpected inference input '" + in.name +
+  std::vector<bool> given(model.inputs.size(), false);
+  for (const InferInput& in : r.inputs) {
+    const TensorSpec* spec = model.FindInput(in.name);
+    if (spec == nullptr) {
+      return InvalidArgument(Prefix(r) + "unexpected inference input '" + ClientText(in.name) +
                              "' for model '" + model.name + "'");
     }
-    for (size_t j = 0; j < i; ++j) {
-      if (r.inputs[j].name == in.name) {
-        return InvalidArgument(Prefix(r) + "input '" + in.name + "' is given more than once");
-      }
+    const size_t index = static_cast<size_t>(spec - model.inputs.data());
+    if (given[index]) {  // in.name equals a configured name now: no need to bound it
+      return InvalidArgument(Prefix(r) + "input '" + in.name + "' is given more than once");
     }
+    given[index] = true;
   }
   std::string missing;
-  for (const TensorSpec& spec : model.inputs) {
-    if (spec.optional) continue;
-    bool found = false;
-    for (const InferInput& in : r.inputs) found = found || in.name == spec.name;
-    if (!found) missing += (missing.empty() ? "'" : ", '") + spec.name + "'";
+  for (size_t i = 0; i < model.inputs.size(); ++i) {
+    const TensorSpec& spec = model.inputs[i];
+    if (!spec.optional && !given[i]) {
+      missing += (missing.empty() ? "'" : ", '") + spec.name + "'";
+    }
   }
   if (!missing.empty()) {
     return InvalidArgument(Prefix(r) + "expected " + std::to_string(model.inputs.size()) +
@@ -41,17 +45,33 @@ Status CheckInputNames(const ModelInfo& model, const InferenceRequest& r) {
 }
 
 Status CheckOutputNames(const ModelInfo& model, const InferenceRequest& r) {
-  for (size_t i = 0; i < r.outputs.size(); ++i) {
-    const std::string& name = r.outputs[i].name;
-    if (model.FindOutput(name) == nullptr) {
-      return InvalidArgument(Prefix(r) + "unexpected inference output '" + name +
+  std::vector<bool> requested(model.outputs.size(), false);
+  for (const RequestedOutput& out : r.outputs) {
+    const TensorSpec* spec = model.FindOutput(out.name);
+    if (spec == nullptr) {
+      return InvalidArgument(Prefix(r) + "unexpected inference output '" + ClientText(out.name) +
                              "' for model '" + model.name + "'");
     }
-    for (size_t j = 0; j < i; ++j) {
-      if (r.outputs[j].name == name) {
-        return InvalidArgument(Prefix(r) + "output '" + name +
-                               "' is requested more than once; output names must be unique");
-      }
+    const size_t index = static_cast<size_t>(spec - model.outputs.data());
+    if (requested[index]) {
+      return InvalidArgument(Prefix(r) + "output '" + out.name +
+                             "' is requested more than once; output names must be unique");
+    }
+    requested[index] = true;
+  }
+  return Status::Ok();
+}
+
+// BOOL elements are one byte, 0 (false) or 1 (true), whichever way they arrived (JSON, binary
+// tail, gRPC raw or typed contents): any other byte is refused, so backends never see a bool
+// object representation that C++ leaves undefined.
+Status CheckBoolData(const InferenceRequest& r, const InferInput& in) {
+  for (size_t i = 0; i < in.data.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(in.data[i]);
+    if (byte > 1) {
+      return InvalidArgument(Prefix(r) + "invalid value " + std::to_string(byte) + " at element " +
+                             std::to_string(i) + " of BOOL input '" + in.name +
+                             "': BOOL elements must be 0 (false) or 1 (true)");
     }
   }
   return Status::Ok();
@@ -82,6 +102,7 @@ Status CheckData(const ModelInfo& model, const InferenceRequest& r, const InferI
                            "' for model '" + model.name + "'. Expected " +
                            std::to_string(*expected) + ", got " + std::to_string(in.data.size()));
   }
+  if (in.data_type == DataType::kBool) return CheckBoolData(r, in);
   return Status::Ok();
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/tensor/bytes_tensor.h"
+#include "model_config.pb.h"
 
 namespace nereid {
 namespace {
@@ -121,6 +122,70 @@ TEST(RequestValidatorTest, BytesElementCount) {
   EXPECT_NE(Message(ValidateRequest(m, r)).find("expected 2 string elements"), std::string::npos);
   r.inputs[0].shape = {1};
   EXPECT_TRUE(ValidateRequest(m, r).ok());
+}
+
+TEST(RequestValidatorTest, DuplicateInput) {
+  Req q({1, 16});
+  q.r.inputs.push_back(q.r.inputs[0]);
+  EXPECT_NE(Message(ValidateRequest(AddSub(8), q.r)).find("input 'INPUT0' is given more than once"),
+            std::string::npos);
+}
+
+// BOOL bytes other than 0 and 1 are refused whatever the frontend (JSON, binary, gRPC).
+TEST(RequestValidatorTest, BoolBytesMustBeZeroOrOne) {
+  ModelInfo m;
+  m.name = "b";
+  m.inputs = {{"IN", DataType::kBool, {4}}};
+  m.outputs = {{"OUT", DataType::kBool, {4}}};
+  std::string data("\x01\x00\x01\x00", 4);
+  InferenceRequest r;
+  r.inputs.push_back({"IN", DataType::kBool, {4}, data, {}});
+  EXPECT_TRUE(ValidateRequest(m, r).ok());
+  std::string bad("\x01\x00\x02\x00", 4);
+  r.inputs[0].data = bad;
+  EXPECT_EQ(Message(ValidateRequest(m, r)),
+            "[request id: <id_unknown>] invalid value 2 at element 2 of BOOL input 'IN': BOOL "
+            "elements must be 0 (false) or 1 (true)");
+  bad[2] = '\xff';
+  EXPECT_NE(Message(ValidateRequest(m, r)).find("invalid value 255"), std::string::npos);
+}
+
+// Client text quoted in errors is bounded (request id, unknown tensor names).
+TEST(RequestValidatorTest, LongClientTextIsTruncatedInErrors) {
+  Req q({1, 16});
+  q.r.id = std::string(5000, 'i');
+  q.r.inputs[1].name = std::string(100000, 'n');
+  const std::string msg = Message(ValidateRequest(AddSub(8), q.r));
+  EXPECT_LT(msg.size(), 500u) << msg;
+  EXPECT_NE(msg.find("... (5000 bytes)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("... (100000 bytes)"), std::string::npos) << msg;
+}
+
+// FromConfig indexes tensor names; lookups agree with a scan.
+TEST(RequestValidatorTest, ManyInputsAreCheckedByIndex) {
+  inference::ModelConfig config;
+  config.set_name("many");
+  for (int i = 0; i < 3000; ++i) {
+    auto* in = config.add_input();
+    in->set_name("I" + std::to_string(i));
+    in->set_data_type(inference::TYPE_INT32);
+    in->add_dims(1);
+  }
+  config.add_output()->set_name("O");
+  const ModelInfo m = ModelInfo::FromConfig(config, 1);
+  ASSERT_NE(m.FindInput("I2999"), nullptr);
+  EXPECT_EQ(m.FindInput("I2999")->name, "I2999");
+  EXPECT_EQ(m.FindInput("I3000"), nullptr);
+  EXPECT_EQ(m.FindOutput("O"), &m.outputs[0]);
+  std::string buf(4, '\0');
+  InferenceRequest r;
+  for (int i = 2999; i >= 0; --i) {
+    r.inputs.push_back({"I" + std::to_string(i), DataType::kInt32, {1}, buf, {}});
+  }
+  EXPECT_TRUE(ValidateRequest(m, r).ok()) << Message(ValidateRequest(m, r));
+  r.inputs.push_back(r.inputs[10]);
+  EXPECT_NE(Message(ValidateRequest(m, r)).find("input 'I2989' is given more than once"),
+            std::string::npos);
 }
 
 }  // namespace

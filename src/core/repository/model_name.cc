@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/error_text.h"
+
 namespace nereid {
 
 Status ValidateModelName(std::string_view name) {
@@ -15,7 +17,7 @@ Status ValidateModelName(std::string_view name) {
   if (blank) return InvalidArgument("invalid model name: model name must not be empty");
   if (name.find('/') != std::string_view::npos || name.find('\\') != std::string_view::npos ||
       name == "." || name.find("..") != std::string_view::npos) {
-    return InvalidArgument("invalid model name '" + std::string(name) +
+    return InvalidArgument("invalid model name '" + ClientText(name) +
                            "': model name must not contain path traversal characters");
   }
   return Status::Ok();

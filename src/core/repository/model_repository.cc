@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/error_text.h"
 #include "common/logging.h"
 #include "core/config/model_config_json.h"
 #include "core/repository/model_name.h"
@@ -379,7 +380,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelRepository::Get(const std::string& 
   std::lock_guard<std::mutex> lock(mu_);
   auto m = models_.find(name);
   if (m == models_.end() || m->second.forgotten) {
-    return NotFound("Request for unknown model: '" + name + "' is not found");
+    return NotFound("Request for unknown model: '" + ClientText(name) + "' is not found");
   }
   if (version < 0) {
     return Unavailable("Request for unknown model: '" + name + "' has no available versions");

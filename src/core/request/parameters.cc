@@ -4,6 +4,50 @@
 
 namespace nereid {
 
+size_t Parameters::IndexOf(std::string_view key) const {
+  if (!index_.empty()) {
+    auto it = index_.find(key);
+    return it == index_.end() ? kNotFound : it->second;
+  }
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].first == key) return i;
+  }
+  return kNotFound;
+}
+
+void Parameters::Reindex() {
+  index_.clear();
+  if (entries_.size() <= kIndexThreshold) return;
+  index_.reserve(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
+}
+
+void Parameters::Set(std::string key, ParameterValue value) {
+  if (const size_t i = IndexOf(key); i != kNotFound) {
+    entries_[i].second = std::move(value);
+    return;
+  }
+  entries_.emplace_back(std::move(key), std::move(value));
+  if (!index_.empty()) {
+    index_.emplace(entries_.back().first, entries_.size() - 1);
+  } else if (entries_.size() > kIndexThreshold) {
+    Reindex();
+  }
+}
+
+const ParameterValue* Parameters::Find(std::string_view key) const {
+  const size_t i = IndexOf(key);
+  return i == kNotFound ? nullptr : &entries_[i].second;
+}
+
+bool Parameters::Remove(std::string_view key) {
+  const size_t i = IndexOf(key);
+  if (i == kNotFound) return false;
+  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+  if (!index_.empty()) Reindex();
+  return true;
+}
+
 std::optional<bool> GetBool(const Parameters& p, std::string_view key) {
   const ParameterValue* v = p.Find(key);
   if (v == nullptr) return std::nullopt;
@@ -21,6 +65,12 @@ std::optional<int64_t> GetInt(const Parameters& p, std::string_view key) {
     }
   }
   return std::nullopt;
+}
+
+Status InvalidSequenceId() {
+  return InvalidArgument(
+      "Unable to parse 'sequence_id': attempt to access JSON non-unsigned-integer as "
+      "unsigned-integer");
 }
 
 std::optional<uint64_t> GetUint(const Parameters& p, std::string_view key) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/error_text.h"
 #include "common/logging.h"
 #include "core/model/backend_registry.h"
 #include "core/repository/model_repository.h"
@@ -224,7 +225,8 @@ StatusOr<std::vector<ModelVersionStatistics>> InferenceServer::GetModelStatistic
     return out;
   }
   const std::vector<int64_t> ready = repository_->ReadyVersions(name);
-  if (ready.empty()) return InvalidArgument("requested model '" + name + "' is not available");
+  if (ready.empty())
+    return InvalidArgument("requested model '" + ClientText(name) + "' is not available");
   for (int64_t v : ready) {
     if (version >= 0 && v != version) continue;
     // The version may be unloaded between the two lookups; it is then simply not reported.
@@ -232,7 +234,8 @@ StatusOr<std::vector<ModelVersionStatistics>> InferenceServer::GetModelStatistic
     if (model.ok()) out.push_back(StatisticsOf(name, **model));
   }
   if (version >= 0 && out.empty()) {
-    return InvalidArgument("requested model version is not available for model '" + name + "'");
+    return InvalidArgument("requested model version is not available for model '" +
+                           ClientText(name) + "'");
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "core/tensor/shape.h"
 
+#include "common/error_text.h"
+
 namespace nereid {
 
 std::optional<int64_t> ElementCount(std::span<const int64_t> shape) {
@@ -30,6 +32,10 @@ std::string ShapeToString(std::span<const int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ',';
+    // Shapes come from requests: quote a bounded prefix, as ClientText does for names.
+    if (s.size() > kMaxErrorTextLength) {
+      return s + "...] (" + std::to_string(shape.size()) + " dims)";
+    }
     s += std::to_string(shape[i]);
   }
   return s + "]";

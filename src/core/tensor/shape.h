@@ -23,7 +23,8 @@ std::optional<int64_t> ElementCount(std::span<const int64_t> shape);
 StatusOr<size_t> FixedByteSize(DataType type, std::span<const int64_t> shape,
                                const std::string& what);
 
-// "[1,16]" — the form Triton uses in error messages.
+// "[1,16]" — the form Triton uses in error messages. Shapes come from requests, so a long one is
+// cut after about kMaxErrorTextLength characters: "[1,1,1,...] (100000 dims)".
 std::string ShapeToString(std::span<const int64_t> shape);
 
 // True when `shape` matches `pattern` (same rank; -1 in the pattern matches any dim >= 0).

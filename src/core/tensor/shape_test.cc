@@ -35,5 +35,13 @@ TEST(ShapeTest, MatchesAndToString) {
   EXPECT_EQ(ShapeToString(Shape{}), "[]");
 }
 
+TEST(ShapeTest, LongShapeIsCutInMessages) {
+  const std::string s = ShapeToString(Shape(100000, 1));
+  EXPECT_LT(s.size(), 200u) << s;
+  EXPECT_EQ(s.substr(0, 6), "[1,1,1");
+  const std::string tail = ",...] (100000 dims)";
+  EXPECT_EQ(s.substr(s.size() - tail.size()), tail) << s;
+}
+
 }  // namespace
 }  // namespace nereid

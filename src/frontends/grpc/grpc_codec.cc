@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "common/error_text.h"
+#include "core/request/request_limits.h"
 #include "core/tensor/bytes_tensor.h"
 #include "grpc_service.pb.h"
 
@@ -13,7 +15,8 @@ using inference::InferTensorContents;
 using InputTensor = inference::ModelInferRequest::InferInputTensor;
 
 template <typename Map>
-Status ParametersFromProto(const Map& map, Parameters* out) {
+Status ParametersFromProto(const Map& map, size_t limit, Status (*too_many)(), Parameters* out) {
+  if (map.size() > limit) return too_many();
   for (const auto& [key, value] : map) {
     NEREID_ASSIGN_OR_RETURN(ParameterValue v, ParameterFromProto(key, value));
     out->Set(key, std::move(v));
@@ -111,16 +114,17 @@ void ConvertContents(DataType t, const InferTensorContents& c, std::string* out)
 Status DecodeTypedContents(const InputTensor& tensor, const std::string& model, InferInput* in,
                            InferenceRequest* request) {
   const char* field = ContentsFieldFor(in->data_type);
+  const std::string name = ClientText(in->name);
   if (field == nullptr) {
-    return InvalidArgument("input '" + in->name + "' for model '" + model + "' has datatype " +
-                           std::string(DataTypeWireName(in->data_type)) +
+    return InvalidArgument("input '" + name + "' for model '" + ClientText(model) +
+                           "' has datatype " + std::string(DataTypeWireName(in->data_type)) +
                            ", which has no typed 'contents' field; send it in "
                            "raw_input_contents");
   }
   if (const char* other = OtherContentsField(tensor.contents(), field)) {
-    return InvalidArgument("input '" + in->name + "' for model '" + model + "' has datatype " +
-                           std::string(DataTypeWireName(in->data_type)) + " but sets '" + other +
-                           "'; expected '" + field + "'");
+    return InvalidArgument("input '" + name + "' for model '" + ClientText(model) +
+                           "' has datatype " + std::string(DataTypeWireName(in->data_type)) +
+                           " but sets '" + other + "'; expected '" + field + "'");
   }
   auto buffer = std::make_shared<std::string>();
   ConvertContents(in->data_type, tensor.contents(), buffer.get());
@@ -135,18 +139,19 @@ Status DecodeInput(const inference::ModelInferRequest& m, int index, InferenceRe
   in.name = tensor.name();
   const auto type = DataTypeFromWireName(tensor.datatype());
   if (!type) {
-    return InvalidArgument("invalid datatype '" + tensor.datatype() + "' for input '" + in.name +
-                           "'");
+    return InvalidArgument("invalid datatype '" + ClientText(tensor.datatype()) + "' for input '" +
+                           ClientText(in.name) + "'");
   }
   in.data_type = *type;
   in.shape.assign(tensor.shape().begin(), tensor.shape().end());
-  NEREID_RETURN_IF_ERROR(ParametersFromProto(tensor.parameters(), &in.parameters));
+  NEREID_RETURN_IF_ERROR(ParametersFromProto(tensor.parameters(), kMaxTensorParameters,
+                                             TooManyInputParameters, &in.parameters));
   if (m.raw_input_contents_size() > 0) {
     if (tensor.has_contents()) {
       return InvalidArgument(
           "contents field must not be specified when using "
           "raw_input_contents for '" +
-          in.name + "' for model '" + m.model_name() + "'");
+          ClientText(in.name) + "' for model '" + ClientText(m.model_name()) + "'");
     }
     const std::string& raw = m.raw_input_contents(index);
     in.data = std::span<const char>(raw.data(), raw.size());
@@ -165,8 +170,8 @@ StatusOr<int64_t> ParseModelVersion(const std::string& version) {
   const char* end = version.data() + version.size();
   auto [ptr, ec] = std::from_chars(version.data(), end, v);
   if (ec != std::errc() || ptr != end || v < 0) {
-    return InvalidArgument("failed to get model version from specified version string '" + version +
-                           "': version must be a non-negative integer");
+    return InvalidArgument("failed to get model version from specified version string '" +
+                           ClientText(version) + "': version must be a non-negative integer");
   }
   return v;
 }
@@ -187,7 +192,7 @@ StatusOr<ParameterValue> ParameterFromProto(const std::string& key,
     default:
       break;
   }
-  return InvalidArgument("parameter '" + key + "' has no value");
+  return InvalidArgument("parameter '" + ClientText(key) + "' has no value");
 }
 
 void ParameterToProto(const ParameterValue& value, inference::InferParameter* p) {
@@ -218,12 +223,16 @@ Status CheckScheduleParameters(const Parameters& params) {
           "invalid value type for 'priority' parameter, expected int64_param or uint64_param.");
     }
   }
-  // Sequence parameters (Triton's SetInferenceRequestMetadata); uint64_param is accepted too.
+  // Sequence parameters (Triton's SetInferenceRequestMetadata); uint64_param is accepted too. A
+  // negative int64_param is refused as over HTTP (Triton would wrap it to a huge unsigned ID).
   if (const ParameterValue* id = params.Find("sequence_id")) {
     if (std::holds_alternative<bool>(*id) || std::holds_alternative<double>(*id)) {
       return InvalidArgument(
           "invalid value type for 'sequence_id' parameter, expected int64_param or "
           "string_param.");
+    }
+    if (const int64_t* i = std::get_if<int64_t>(id); i != nullptr && *i < 0) {
+      return InvalidSequenceId();
     }
   }
   for (const char* key : {"sequence_start", "sequence_end"}) {
@@ -252,12 +261,15 @@ StatusOr<std::unique_ptr<InferenceRequest>> DecodeModelInferRequest(
   request->model_name = m.model_name();
   NEREID_ASSIGN_OR_RETURN(request->model_version, ParseModelVersion(m.model_version()));
   request->id = m.id();
+  if (static_cast<size_t>(m.inputs_size()) > kMaxRequestInputs) return TooManyInputs();
+  if (static_cast<size_t>(m.outputs_size()) > kMaxRequestOutputs) return TooManyOutputs();
   if (m.raw_input_contents_size() > 0 && m.raw_input_contents_size() != m.inputs_size()) {
     return InvalidArgument("expected " + std::to_string(m.inputs_size()) + " inputs but got " +
                            std::to_string(m.raw_input_contents_size()) +
-                           " raw_input_contents for model '" + m.model_name() + "'");
+                           " raw_input_contents for model '" + ClientText(m.model_name()) + "'");
   }
-  NEREID_RETURN_IF_ERROR(ParametersFromProto(m.parameters(), &request->parameters));
+  NEREID_RETURN_IF_ERROR(ParametersFromProto(m.parameters(), kMaxRequestParameters,
+                                             TooManyRequestParameters, &request->parameters));
   NEREID_RETURN_IF_ERROR(CheckScheduleParameters(request->parameters));
   for (const auto& [key, value] : request->parameters) {
     if (key.rfind("triton_", 0) == 0) {
@@ -274,7 +286,8 @@ StatusOr<std::unique_ptr<InferenceRequest>> DecodeModelInferRequest(
   for (const auto& o : m.outputs()) {
     RequestedOutput out;
     out.name = o.name();
-    NEREID_RETURN_IF_ERROR(ParametersFromProto(o.parameters(), &out.parameters));
+    NEREID_RETURN_IF_ERROR(ParametersFromProto(o.parameters(), kMaxTensorParameters,
+                                               TooManyOutputParameters, &out.parameters));
     request->outputs.push_back(std::move(out));
   }
   request->KeepAlive(std::move(message));

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "core/request/request_limits.h"
 #include "grpc_service.pb.h"
 
 namespace nereid {
@@ -194,6 +195,44 @@ TEST(GrpcCodec, SchedulePolicyParametersAreTyped) {
   m = Message();
   (*m->mutable_parameters())["timeout"].set_int64_param(-5);
   EXPECT_EQ(DecodeModelInferRequest(m).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Same rule and text as HTTP: a numeric sequence ID is a non-negative integer.
+TEST(GrpcCodec, NegativeSequenceIdIsRefused) {
+  auto m = Message();
+  (*m->mutable_parameters())["sequence_id"].set_int64_param(-7);
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(), InvalidSequenceId().message());
+  m = Message();
+  (*m->mutable_parameters())["sequence_id"].set_int64_param(7);
+  EXPECT_TRUE(DecodeModelInferRequest(m).ok());
+}
+
+TEST(GrpcCodec, CountsAreCapped) {
+  auto m = Message();
+  for (size_t i = 0; i <= kMaxRequestParameters; ++i) {
+    (*m->mutable_parameters())["p" + std::to_string(i)].set_int64_param(1);
+  }
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(), TooManyRequestParameters().message());
+  m = Message();
+  auto* in = AddInput(m.get(), "x", "FP32", {1});
+  for (size_t i = 0; i <= kMaxTensorParameters; ++i) {
+    (*in->mutable_parameters())["p" + std::to_string(i)].set_int64_param(1);
+  }
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(), TooManyInputParameters().message());
+  m = Message();
+  for (size_t i = 0; i <= kMaxRequestInputs; ++i) AddInput(m.get(), "x", "FP32", {1});
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(), TooManyInputs().message());
+  m = Message();
+  for (size_t i = 0; i <= kMaxRequestOutputs; ++i) m->add_outputs()->set_name("o");
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(), TooManyOutputs().message());
+}
+
+TEST(GrpcCodec, LongNamesAreTruncatedInErrors) {
+  auto m = Message();
+  AddInput(m.get(), std::string(10000, 'n'), std::string(10000, 'T'), {1});
+  const std::string msg = DecodeModelInferRequest(m).status().message();
+  EXPECT_LT(msg.size(), 400u) << msg;
+  EXPECT_THAT(msg, HasSubstr("... (10000 bytes)"));
 }
 
 TEST(GrpcCodec, EncodesResponseInOrderMovingData) {

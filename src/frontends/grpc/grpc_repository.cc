@@ -3,6 +3,7 @@
 // finished from the server's load thread and no completion-queue thread ever waits for a load.
 #include <memory>
 
+#include "common/error_text.h"
 #include "frontends/grpc/grpc_call.h"
 
 namespace nereid::grpc_frontend {
@@ -38,7 +39,7 @@ StatusOr<ModelLoadParameters> LoadParameters(const pb::RepositoryModelLoadReques
     } else if (key.rfind("file:", 0) == 0 && p.has_bytes_param()) {
       out.files.emplace_back(key.substr(5), p.bytes_param());
     } else {
-      return InvalidArgument("Unrecognized load parameter '" + key + "' with type '" +
+      return InvalidArgument("Unrecognized load parameter '" + ClientText(key) + "' with type '" +
                              ParamTypeName(p) + "'");
     }
   }
@@ -65,7 +66,7 @@ grpc::Status RepositoryModelUnload(InferenceServer& server,
   bool unload_dependents = false;
   for (const auto& [key, p] : request.parameters()) {
     if (key != "unload_dependents" || !p.has_bool_param()) {
-      return ToGrpcStatus(InvalidArgument("Unrecognized unload parameter '" + key +
+      return ToGrpcStatus(InvalidArgument("Unrecognized unload parameter '" + ClientText(key) +
                                           "' with type '" + ParamTypeName(p) + "'"));
     }
     unload_dependents = p.bool_param();

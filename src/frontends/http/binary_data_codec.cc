@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "common/error_text.h"
 #include "core/tensor/bytes_tensor.h"
 
 namespace nereid {
@@ -17,14 +18,15 @@ Status CheckBytesInput(const InferInput& input, const std::string& model_name) {
   int64_t n = 0;
   Status s = ForEachBytesElement(input.data, [&n](std::string_view) { ++n; });
   if (!s.ok()) {
-    return InvalidArgument("input '" + input.name + "' for model '" + model_name +
-                           "': " + s.message());
+    return InvalidArgument("input '" + ClientText(input.name) + "' for model '" +
+                           ClientText(model_name) + "': " + s.message());
   }
   const std::optional<int64_t> expected = ElementCount(input.shape);
   if (!expected || *expected != n) {
     return InvalidArgument("expected " + std::to_string(expected.value_or(-1)) +
-                           " string elements for inference input '" + input.name + "' for model '" +
-                           model_name + "', got " + std::to_string(n));
+                           " string elements for inference input '" + ClientText(input.name) +
+                           "' for model '" + ClientText(model_name) + "', got " +
+                           std::to_string(n));
   }
   return Status::Ok();
 }
@@ -75,7 +77,7 @@ StatusOr<Shape> DeduceRawShape(const RawInputSpec& spec, size_t byte_size) {
 
 StatusOr<size_t> ParseInferenceHeaderLength(std::string_view value, size_t body_size) {
   const std::string_view v = Trim(value);
-  const std::string shown(value);
+  const std::string shown = ClientText(value);
   bool ok = !v.empty();
   uint64_t n = 0;
   for (char c : v) {
@@ -108,9 +110,9 @@ Status AttachBinaryInputs(std::span<const char> tail, const std::string& model_n
     InferInput& input = parsed->request->inputs[p.input_index];
     const size_t remaining = tail.size() - offset;
     if (p.byte_size > remaining) {
-      return InvalidArgument("unexpected size for input '" + input.name + "', expecting " +
-                             std::to_string(p.byte_size - remaining) +
-                             " additional bytes for model '" + model_name + "'");
+      return InvalidArgument("unexpected size for input '" + ClientText(input.name) +
+                             "', expecting " + std::to_string(p.byte_size - remaining) +
+                             " additional bytes for model '" + ClientText(model_name) + "'");
     }
     input.data = tail.subspan(offset, static_cast<size_t>(p.byte_size));
     offset += static_cast<size_t>(p.byte_size);
@@ -119,7 +121,8 @@ Status AttachBinaryInputs(std::span<const char> tail, const std::string& model_n
     }
   }
   if (offset != tail.size()) {
-    return InvalidArgument("unexpected additional input data for model '" + model_name + "'");
+    return InvalidArgument("unexpected additional input data for model '" + ClientText(model_name) +
+                           "'");
   }
   return Status::Ok();
 }

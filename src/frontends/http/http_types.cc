@@ -43,6 +43,12 @@ const std::string* HttpHeaders::Find(std::string_view name) const {
   return nullptr;
 }
 
+size_t HttpHeaders::Count(std::string_view name) const {
+  size_t n = 0;
+  for (const auto& [k, v] : entries_) n += EqualsIgnoreCase(k, name) ? 1 : 0;
+  return n;
+}
+
 void HttpHeaders::Set(std::string_view name, std::string value) {
   std::erase_if(entries_, [name](const auto& e) { return EqualsIgnoreCase(e.first, name); });
   entries_.emplace_back(std::string(name), std::move(value));

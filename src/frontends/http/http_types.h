@@ -37,6 +37,8 @@ class HttpHeaders {
   }
   // The value of the first field called `name`, or nullptr.
   const std::string* Find(std::string_view name) const;
+  // How many fields are called `name`.
+  size_t Count(std::string_view name) const;
   // Replaces every field called `name` with one field.
   void Set(std::string_view name, std::string value);
   size_t size() const { return entries_.size(); }

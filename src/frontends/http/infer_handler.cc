@@ -43,6 +43,11 @@ StatusOr<DecodedInferRequest> Decode(InferenceServer* server, const HttpRequest&
   NEREID_ASSIGN_OR_RETURN(std::shared_ptr<const std::string> body,
                           DecodedBody(request, max_input_size));
   size_t header_length = body->size();
+  // Two lengths could be read differently by a proxy in front and by this server: refuse them.
+  if (request.headers.Count(kInferHeaderContentLengthHeader) > 1) {
+    return InvalidArgument("the " + std::string(kInferHeaderContentLengthHeader) +
+                           " header must not be given more than once");
+  }
   const std::string* header = request.headers.Find(kInferHeaderContentLengthHeader);
   if (header != nullptr) {
     NEREID_ASSIGN_OR_RETURN(header_length, ParseInferenceHeaderLength(*header, body->size()));

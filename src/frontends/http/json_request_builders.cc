@@ -1,5 +1,6 @@
 #include "frontends/http/json_request_builders.h"
 
+#include "common/error_text.h"
 #include "core/tensor/shape.h"
 
 namespace nereid {
@@ -64,12 +65,12 @@ Status FinishBinarySize(InputBuilder& b, ParsedInferHeader* out) {
   if (!size || *size < 0) return InvalidArgument("Unable to parse 'binary_data_size'");
   b.input.parameters.Remove("binary_data_size");
   if (b.input.data_type != DataType::kBytes) {
-    auto expected = FixedByteSize(b.input.data_type, b.input.shape, "input '" + b.input.name + "'");
+    const std::string name = ClientText(b.input.name);
+    auto expected = FixedByteSize(b.input.data_type, b.input.shape, "input '" + name + "'");
     if (!expected.ok()) return expected.status();
     if (*expected != static_cast<uint64_t>(*size)) {
       return InvalidArgument("unexpected total byte size " + std::to_string(*size) +
-                             " for input '" + b.input.name + "', expecting " +
-                             std::to_string(*expected));
+                             " for input '" + name + "', expecting " + std::to_string(*expected));
     }
   }
   out->binary_inputs.push_back({out->request->inputs.size(), static_cast<uint64_t>(*size)});
@@ -78,27 +79,25 @@ Status FinishBinarySize(InputBuilder& b, ParsedInferHeader* out) {
 
 }  // namespace
 
-Status FinishInput(InputBuilder& b, ParsedInferHeader* out) {
+Status FinishInput(InputBuilder& b, NameSet* names, ParsedInferHeader* out) {
   NEREID_RETURN_IF_ERROR(ValidateInputContent(b));
   if (!b.has_name) return InvalidArgument("Unable to parse 'name'");
-  for (const InferInput& in : out->request->inputs) {
-    if (in.name == b.input.name) {
-      return InvalidArgument("input '" + b.input.name + "' already exists in request");
-    }
+  const std::string name = ClientText(b.input.name);
+  if (!names->Insert(b.input.name)) {
+    return InvalidArgument("input '" + name + "' already exists in request");
   }
   if (!b.has_datatype) return InvalidArgument("Unable to parse 'datatype'");
   const auto type = DataTypeFromWireName(b.datatype_name);
   if (!type) {
-    return InvalidArgument("invalid datatype '" + b.datatype_name + "' for input '" + b.input.name +
-                           "'");
+    return InvalidArgument("invalid datatype '" + ClientText(b.datatype_name) + "' for input '" +
+                           name + "'");
   }
   b.input.data_type = *type;
   if (!b.has_shape) return InvalidArgument("Unable to parse 'shape'");
   const auto count = ElementCount(b.input.shape);
   if (!count) {
     return InvalidArgument("Unable to parse 'shape': the element count of " +
-                           ShapeToString(b.input.shape) + " for input '" + b.input.name +
-                           "' overflows");
+                           ShapeToString(b.input.shape) + " for input '" + name + "' overflows");
   }
   if (b.has_data) {
     NEREID_RETURN_IF_ERROR(FinishJsonData(b, *count, out));
@@ -110,12 +109,11 @@ Status FinishInput(InputBuilder& b, ParsedInferHeader* out) {
   return Status::Ok();
 }
 
-Status FinishOutput(OutputBuilder& b, ParsedInferHeader* out) {
+Status FinishOutput(OutputBuilder& b, NameSet* names, ParsedInferHeader* out) {
   if (!b.has_name) return InvalidArgument("Unable to parse 'name'");
-  for (const RequestedOutput& o : out->request->outputs) {
-    if (o.name == b.output.name) {
-      return InvalidArgument("output '" + b.output.name + "' is requested more than once");
-    }
+  if (!names->Insert(b.output.name)) {
+    return InvalidArgument("output '" + ClientText(b.output.name) +
+                           "' is requested more than once");
   }
   const Parameters& p = b.output.parameters;
   const bool binary_given = p.Find("binary_data") != nullptr;
@@ -157,9 +155,7 @@ Status FinishRequest(bool saw_inputs, ParsedInferHeader* out) {
   if (const ParameterValue* id = params.Find("sequence_id");
       id != nullptr && !std::holds_alternative<std::string>(*id) &&
       !GetUint(params, "sequence_id")) {
-    return InvalidArgument(
-        "Unable to parse 'sequence_id': attempt to access JSON non-unsigned-integer as "
-        "unsigned-integer");
+    return InvalidSequenceId();
   }
   for (const char* key : {"sequence_start", "sequence_end"}) {
     if (params.Find(key) != nullptr && !GetBool(params, key)) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/request/inference_request.h"
+#include "core/request/name_set.h"
 #include "frontends/http/json_request_parser.h"
 #include "frontends/http/json_tensor_data.h"
 
@@ -35,11 +36,12 @@ struct OutputBuilder {
 };
 
 // Validates a complete input object and appends it to out->request->inputs (JSON data kept alive
-// by the request; binary inputs listed in out->binary_inputs).
-Status FinishInput(InputBuilder& b, ParsedInferHeader* out);
+// by the request; binary inputs listed in out->binary_inputs). `names` holds the names of the
+// inputs appended so far (a repeated name is refused).
+Status FinishInput(InputBuilder& b, NameSet* names, ParsedInferHeader* out);
 
-// Validates a complete output object and appends it to out->request->outputs.
-Status FinishOutput(OutputBuilder& b, ParsedInferHeader* out);
+// Validates a complete output object and appends it to out->request->outputs; `names` as above.
+Status FinishOutput(OutputBuilder& b, NameSet* names, ParsedInferHeader* out);
 
 // Request-level checks once the root object is complete; consumes binary_data_output.
 Status FinishRequest(bool saw_inputs, ParsedInferHeader* out);

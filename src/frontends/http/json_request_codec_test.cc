@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "common/error_text.h"
+#include "core/request/request_limits.h"
 #include "frontends/http/binary_data_codec.h"
 
 namespace nereid {
@@ -383,6 +385,86 @@ TEST(JsonRequestCodecTest, SurvivesMutatedInput) {
     if (r.ok()) ++ok;
   }
   EXPECT_GT(ok, 0);  // some mutations (e.g. inside strings) stay valid
+}
+
+std::string Repeat(const std::string& item, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) out += (i ? "," : "") + item;
+  return out;
+}
+
+std::string NumberedParams(size_t n) {
+  std::string out = "{";
+  for (size_t i = 0; i < n; ++i) {
+    out += (i ? "," : "") + std::string("\"p") + std::to_string(i) + "\":1";
+  }
+  return out + "}";
+}
+
+TEST(JsonRequestCodecTest, CountsAreCapped) {
+  EXPECT_TRUE(
+      DecodeJson(R"({"inputs":[],"parameters":)" + NumberedParams(kMaxRequestParameters) + "}")
+          .ok());
+  EXPECT_EQ(ErrorOf(DecodeJson(R"({"inputs":[],"parameters":)" +
+                               NumberedParams(kMaxRequestParameters + 1) + "}")),
+            TooManyRequestParameters().message());
+  // A repeated key replaces its value and does not count twice.
+  EXPECT_TRUE(DecodeJson(R"({"inputs":[],"parameters":{)" + Repeat(R"("a":1)", 5000) + "}}").ok());
+  const std::string input_params = R"({"inputs":[{"name":"x","datatype":"INT32","shape":[1],)"
+                                   R"("data":[1],"parameters":)" +
+                                   NumberedParams(kMaxTensorParameters + 1) + "}]}";
+  EXPECT_EQ(ErrorOf(DecodeJson(input_params)), TooManyInputParameters().message());
+  const std::string output_params = R"({"inputs":[],"outputs":[{"name":"o","parameters":)" +
+                                    NumberedParams(kMaxTensorParameters + 1) + "}]}";
+  EXPECT_EQ(ErrorOf(DecodeJson(output_params)), TooManyOutputParameters().message());
+  std::string inputs;
+  for (size_t i = 0; i <= kMaxRequestInputs; ++i) {
+    inputs += (i ? "," : "") + std::string(R"({"name":"i)") + std::to_string(i) +
+              R"(","datatype":"INT32","shape":[1],"data":[1]})";
+  }
+  EXPECT_EQ(ErrorOf(DecodeJson(R"({"inputs":[)" + inputs + "]}")), TooManyInputs().message());
+  std::string outputs;
+  for (size_t i = 0; i <= kMaxRequestOutputs; ++i) {
+    outputs += (i ? "," : "") + std::string(R"({"name":"o)") + std::to_string(i) + R"("})";
+  }
+  EXPECT_EQ(ErrorOf(DecodeJson(R"({"inputs":[],"outputs":[)" + outputs + "]}")),
+            TooManyOutputs().message());
+}
+
+// Duplicate names are found with a hash set (many distinct names stay linear).
+TEST(JsonRequestCodecTest, DuplicateNamesAmongMany) {
+  std::string outputs;
+  for (int i = 0; i < 2000; ++i) {
+    outputs += (i ? "," : "") + std::string(R"({"name":"o)") + std::to_string(i) + R"("})";
+  }
+  EXPECT_TRUE(DecodeJson(R"({"inputs":[],"outputs":[)" + outputs + "]}").ok());
+  EXPECT_EQ(ErrorOf(DecodeJson(R"({"inputs":[],"outputs":[)" + outputs + R"(,{"name":"o7"}]})")),
+            "output 'o7' is requested more than once");
+}
+
+TEST(JsonRequestCodecTest, LongClientTextIsTruncatedInErrors) {
+  const std::string name(50000, 'n');
+  const std::string dup = R"({"name":")" + name + R"(","datatype":"INT32","shape":[1],"data":[1]})";
+  const std::string msg = ErrorOf(DecodeJson(R"({"inputs":[)" + dup + "," + dup + "]}"));
+  EXPECT_EQ(msg, "input '" + std::string(kMaxErrorTextLength, 'n') +
+                     "... (50000 bytes)' already exists in request");
+  const std::string key(3000, 'k');
+  EXPECT_LT(ErrorOf(DecodeJson(R"({"inputs":[],"parameters":{")" + key + R"(":null}})")).size(),
+            300u);
+  const std::string shape = "[" + Repeat("4294967296", 20000) + "]";
+  const std::string overflow = ErrorOf(DecodeInput("INT32", shape, "[1]"));
+  EXPECT_LT(overflow.size(), 400u) << overflow;
+  EXPECT_NE(overflow.find("(20000 dims)"), std::string::npos) << overflow;
+}
+
+TEST(JsonRequestCodecTest, FloatingOverflowIsRefused) {
+  EXPECT_EQ(ErrorOf(DecodeInput("FP32", "[1]", "[1e39]")),
+            "Unable to parse 'data': value 1e+39 is out of range for FP32");
+  EXPECT_EQ(ErrorOf(DecodeInput("FP16", "[1]", "[70000]")),
+            "Unable to parse 'data': value 70000 is out of range for FP16");
+  EXPECT_TRUE(DecodeInput("FP32", "[2]", "[Infinity,-Infinity]").ok());
+  EXPECT_EQ(ErrorOf(DecodeInput("FP16", "[1]", "[true]")),
+            "Unable to parse 'data': expected a number for datatype FP16, got a boolean");
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/error_text.h"
+#include "core/request/name_set.h"
+#include "core/request/request_limits.h"
 #include "frontends/http/json_request_builders.h"
 #include "frontends/http/json_sax_events.h"
 
@@ -88,7 +91,7 @@ class RequestHandler {
   bool OnSkip(const Event& e);
   bool ExpectString(const Event& e, std::string_view field, std::string* dst, State next);
   bool ExpectStart(const Event& e, Ev kind, std::string_view field, State next);
-  void BeginParams(Parameters* target, State ret);
+  void BeginParams(Parameters* target, size_t limit, Status (*too_many)(), State ret);
   void BeginSkip(State ret);
   void StartData();
   bool FinishInput();
@@ -102,6 +105,8 @@ class RequestHandler {
   int depth_ = 0;
   bool saw_inputs_ = false;
   Parameters* params_target_ = nullptr;
+  size_t params_limit_ = 0;
+  Status (*params_too_many_)() = nullptr;
   State params_return_ = State::kRoot;
   std::string key_;
   State skip_return_ = State::kRoot;
@@ -109,6 +114,8 @@ class RequestHandler {
   int data_depth_ = 0;
   InputBuilder input_;
   OutputBuilder output_;
+  NameSet input_names_;
+  NameSet output_names_;
 };
 
 bool RequestHandler::On(const Event& e) {
@@ -153,6 +160,7 @@ bool RequestHandler::Dispatch(const Event& e) {
         return true;
       }
       if (e.kind != Ev::kStartObject) return Fail("Unable to parse 'inputs'");
+      if (out_->request->inputs.size() >= kMaxRequestInputs) return Fail(TooManyInputs());
       input_ = InputBuilder{};
       state_ = State::kInput;
       return true;
@@ -180,6 +188,7 @@ bool RequestHandler::Dispatch(const Event& e) {
         return true;
       }
       if (e.kind != Ev::kStartObject) return Fail("Unable to parse 'outputs'");
+      if (out_->request->outputs.size() >= kMaxRequestOutputs) return Fail(TooManyOutputs());
       output_ = OutputBuilder{};
       state_ = State::kOutput;
       return true;
@@ -212,8 +221,11 @@ bool RequestHandler::ExpectStart(const Event& e, Ev kind, std::string_view field
   return true;
 }
 
-void RequestHandler::BeginParams(Parameters* target, State ret) {
+void RequestHandler::BeginParams(Parameters* target, size_t limit, Status (*too_many)(),
+                                 State ret) {
   params_target_ = target;
+  params_limit_ = limit;
+  params_too_many_ = too_many;
   params_return_ = ret;
   state_ = State::kParamsStart;
 }
@@ -239,7 +251,8 @@ bool RequestHandler::OnRoot(const Event& e) {
   if (e.s == "id") {
     state_ = State::kId;
   } else if (e.s == "parameters") {
-    BeginParams(&out_->request->parameters, State::kRoot);
+    BeginParams(&out_->request->parameters, kMaxRequestParameters, TooManyRequestParameters,
+                State::kRoot);
   } else if (e.s == "inputs") {
     saw_inputs_ = true;
     state_ = State::kInputsStart;
@@ -273,9 +286,11 @@ bool RequestHandler::OnParamValue(const Event& e) {
       params_target_->Set(key_, std::string(e.s));
       break;
     default:
-      return Fail("parameter '" + key_ +
+      return Fail("parameter '" + ClientText(key_) +
                   "' has invalid type. It should be either 'int', 'bool', 'double' or 'string'.");
   }
+  // Distinct keys count: a repeated key replaces its value (Parameters::Set is O(1)).
+  if (params_target_->size() > params_limit_) return Fail(params_too_many_());
   state_ = State::kParams;
   return true;
 }
@@ -290,7 +305,8 @@ bool RequestHandler::OnInput(const Event& e) {
   } else if (e.s == "datatype") {
     state_ = State::kDatatype;
   } else if (e.s == "parameters") {
-    BeginParams(&input_.input.parameters, State::kInput);
+    BeginParams(&input_.input.parameters, kMaxTensorParameters, TooManyInputParameters,
+                State::kInput);
   } else if (e.s == "data") {
     state_ = State::kDataStart;
   } else {
@@ -374,7 +390,8 @@ bool RequestHandler::OnOutput(const Event& e) {
   if (e.s == "name") {
     state_ = State::kOutputName;
   } else if (e.s == "parameters") {
-    BeginParams(&output_.output.parameters, State::kOutput);
+    BeginParams(&output_.output.parameters, kMaxTensorParameters, TooManyOutputParameters,
+                State::kOutput);
   } else {
     BeginSkip(State::kOutput);
   }
@@ -382,14 +399,14 @@ bool RequestHandler::OnOutput(const Event& e) {
 }
 
 bool RequestHandler::FinishInput() {
-  Status s = nereid::FinishInput(input_, out_);
+  Status s = nereid::FinishInput(input_, &input_names_, out_);
   if (!s.ok()) return Fail(std::move(s));
   state_ = State::kInputs;
   return true;
 }
 
 bool RequestHandler::FinishOutput() {
-  Status s = nereid::FinishOutput(output_, out_);
+  Status s = nereid::FinishOutput(output_, &output_names_, out_);
   if (!s.ok()) return Fail(std::move(s));
   state_ = State::kOutputs;
   return true;

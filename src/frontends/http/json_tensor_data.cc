@@ -1,5 +1,7 @@
 #include "frontends/http/json_tensor_data.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -32,12 +34,32 @@ Status OutOfRange(std::string_view value, DataType type) {
                          std::string(DataTypeWireName(type)));
 }
 
+bool IsFloating(DataType t) {
+  return t == DataType::kFp16 || t == DataType::kBf16 || t == DataType::kFp32 ||
+         t == DataType::kFp64;
+}
+
+// Shortest text that reads back as `v` ("1e+39").
+std::string DoubleText(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, r.ptr);
+}
+
+// Doubles at or beyond this magnitude round to infinity as float: it is halfway between FLT_MAX
+// (2^128 - 2^104) and 2^128, and the tie goes to the even 2^128.
+constexpr double kFloatOverflow = 0x1.ffffffp+127;
+
+bool IsInfHalf(uint16_t h) { return (h & 0x7fffu) == 0x7c00u; }
+bool IsInfBfloat16(uint16_t b) { return (b & 0x7fffu) == 0x7f80u; }
+
 }  // namespace
 
 Status JsonTensorAppender::Mismatch(std::string_view got) const {
   return InvalidArgument("expected " +
                          std::string(type_ == DataType::kBool    ? "a boolean"
                                      : type_ == DataType::kBytes ? "a string"
+                                     : IsFloating(type_)         ? "a number"
                                                                  : "an integer") +
                          " for datatype " + std::string(DataTypeWireName(type_)) + ", got " +
                          std::string(got));
@@ -121,22 +143,33 @@ Status JsonTensorAppender::AppendUint(uint64_t v) {
   return PutUnsigned(v);
 }
 
+// A finite number that the datatype can only hold as infinity is refused as out of range; NaN and
+// infinities written as such in the JSON (NaN, Infinity, -Infinity) are kept.
 Status JsonTensorAppender::AppendDouble(double v) {
+  if (type_ == DataType::kFp64) {
+    Put(v);
+    return Status::Ok();
+  }
+  if (!IsFloating(type_)) return Mismatch("a floating-point number");
+  const bool finite = std::isfinite(v);
+  if (finite && std::fabs(v) >= kFloatOverflow) return OutOfRange(DoubleText(v), type_);
+  const float f = static_cast<float>(v);
   switch (type_) {
     case DataType::kFp32:
-      Put(static_cast<float>(v));
+      Put(f);
       return Status::Ok();
-    case DataType::kFp64:
-      Put(v);
+    case DataType::kFp16: {
+      const uint16_t h = FloatToHalf(f);
+      if (finite && IsInfHalf(h)) return OutOfRange(DoubleText(v), type_);
+      Put(h);
       return Status::Ok();
-    case DataType::kFp16:
-      Put(FloatToHalf(static_cast<float>(v)));
+    }
+    default: {  // kBf16
+      const uint16_t b = FloatToBfloat16(f);
+      if (finite && IsInfBfloat16(b)) return OutOfRange(DoubleText(v), type_);
+      Put(b);
       return Status::Ok();
-    case DataType::kBf16:
-      Put(FloatToBfloat16(static_cast<float>(v)));
-      return Status::Ok();
-    default:
-      return Mismatch("a floating-point number");
+    }
   }
 }
 

@@ -16,7 +16,8 @@ namespace nereid {
 
 // Appends JSON scalars to `out` in `type`'s layout, checking each value fits: integers are range
 // checked (no silent truncation), BOOL takes only true/false, BYTES only strings, floating types
-// any number (FP16/BF16 are converted from the number, which Triton refuses; see the ADR).
+// any number that they can hold without overflowing to infinity (FP16/BF16 are converted from the
+// number, which Triton refuses; see the ADR).
 // Errors are InvalidArgument with a short reason; the caller names the input.
 class JsonTensorAppender {
  public:

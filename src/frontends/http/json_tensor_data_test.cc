@@ -84,6 +84,47 @@ TEST(JsonTensorAppenderTest, RangeChecks) {
   EXPECT_TRUE(b.AppendBool(false).ok());
 }
 
+// A finite number the floating type can only hold as infinity is out of range, not Infinity.
+TEST(JsonTensorAppenderTest, FloatingOverflowIsOutOfRange) {
+  std::string out;
+  JsonTensorAppender f32(DataType::kFp32, &out);
+  EXPECT_TRUE(f32.AppendDouble(3.4028234663852886e38).ok());  // FLT_MAX
+  EXPECT_TRUE(f32.AppendDouble(3.40282347e38).ok());          // FLT_MAX to 9 digits, rounds down
+  EXPECT_TRUE(f32.AppendDouble(std::numeric_limits<double>::infinity()).ok());  // explicit
+  EXPECT_TRUE(f32.AppendDouble(std::nan("")).ok());
+  EXPECT_TRUE(f32.AppendDouble(1e-50).ok());  // underflow to 0 is not an error
+  const Status big = f32.AppendDouble(1e39);
+  EXPECT_EQ(big.message(), "value 1e+39 is out of range for FP32");
+  EXPECT_FALSE(f32.AppendDouble(-1e300).ok());
+  EXPECT_FALSE(f32.AppendDouble(0x1.ffffffp+127).ok());  // the halfway tie rounds to infinity
+  EXPECT_TRUE(f32.AppendUint(std::numeric_limits<uint64_t>::max()).ok());  // 1.8e19 fits
+  EXPECT_EQ(f32.count(), 6);
+
+  JsonTensorAppender f16(DataType::kFp16, &out);
+  EXPECT_TRUE(f16.AppendDouble(65504).ok());
+  EXPECT_TRUE(f16.AppendDouble(65519.99).ok());
+  EXPECT_TRUE(f16.AppendDouble(-std::numeric_limits<double>::infinity()).ok());
+  EXPECT_EQ(f16.AppendInt(65520).message(), "value 65520 is out of range for FP16");
+  EXPECT_FALSE(f16.AppendDouble(-1e5).ok());
+  EXPECT_FALSE(f16.AppendDouble(1e39).ok());
+
+  JsonTensorAppender bf16(DataType::kBf16, &out);
+  EXPECT_TRUE(bf16.AppendDouble(3.3e38).ok());
+  EXPECT_FALSE(bf16.AppendDouble(3.4028234663852886e38).ok());  // FLT_MAX rounds up in BF16
+}
+
+TEST(JsonTensorAppenderTest, WrongTypeNamesTheExpectedKind) {
+  std::string out;
+  EXPECT_EQ(JsonTensorAppender(DataType::kFp16, &out).AppendBool(true).message(),
+            "expected a number for datatype FP16, got a boolean");
+  EXPECT_EQ(JsonTensorAppender(DataType::kFp32, &out).AppendString("1").message(),
+            "expected a number for datatype FP32, got a string");
+  EXPECT_EQ(JsonTensorAppender(DataType::kInt32, &out).AppendString("1").message(),
+            "expected an integer for datatype INT32, got a string");
+  EXPECT_EQ(JsonTensorAppender(DataType::kBool, &out).AppendInt(1).message(),
+            "expected a boolean for datatype BOOL, got a number");
+}
+
 TEST(WriteTensorJsonTest, WritesFlatArrays) {
   std::string json;
   StringOutputStream stream(&json);

@@ -2,6 +2,7 @@
 
 #include <rapidjson/document.h>
 
+#include "common/error_text.h"
 #include "core/server/inference_server.h"
 #include "frontends/http/base64.h"
 #include "frontends/http/json_writer.h"
@@ -58,15 +59,15 @@ StatusOr<ModelLoadParameters> LoadParameters(const rapidjson::Document& doc) {
       out.config_json = std::string(v.GetString(), v.GetStringLength());
     } else if (key.rfind("file:", 0) == 0) {
       if (!v.IsString()) {
-        return InvalidArgument("Load parameter '" + key + "' must be a base64 string");
+        return InvalidArgument("Load parameter '" + ClientText(key) + "' must be a base64 string");
       }
       auto decoded = Base64Decode(std::string_view(v.GetString(), v.GetStringLength()));
       if (!decoded) {
-        return InvalidArgument("Load parameter '" + key + "' is not valid base64");
+        return InvalidArgument("Load parameter '" + ClientText(key) + "' is not valid base64");
       }
       out.files.emplace_back(key.substr(5), std::move(*decoded));
     } else {
-      return InvalidArgument("Unrecognized load parameter '" + key + "' with type '" +
+      return InvalidArgument("Unrecognized load parameter '" + ClientText(key) + "' with type '" +
                              JsonTypeName(v) + "'");
     }
   }
@@ -140,9 +141,9 @@ void HandleRepositoryUnload(InferenceServer* server, const HttpHandlerOptions&,
     for (auto it = params.MemberBegin(); it != params.MemberEnd(); ++it) {
       const std::string key(it->name.GetString(), it->name.GetStringLength());
       if (key != "unload_dependents") {
-        return responder->Send(ErrorResponse(400, "Unrecognized unload parameter '" + key +
-                                                      "' with type '" + JsonTypeName(it->value) +
-                                                      "'"));
+        return responder->Send(ErrorResponse(400, "Unrecognized unload parameter '" +
+                                                      ClientText(key) + "' with type '" +
+                                                      JsonTypeName(it->value) + "'"));
       }
       if (!it->value.IsBool()) {
         return responder->Send(ErrorResponse(400, "Unable to parse 'unload_dependents'"));

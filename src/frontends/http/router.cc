@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "common/error_text.h"
 #include "common/logging.h"
 #include "frontends/http/status_mapping.h"
 
@@ -124,7 +125,7 @@ int HttpRouter::MatchRoute(const Route& route, std::span<const std::string_view>
       case SegmentKind::kRegion: {
         std::string* out = s.kind == SegmentKind::kModel ? &params->model : &params->region;
         if (!UrlDecode(parts[i], out)) {
-          *error = "malformed percent-encoding in '" + std::string(parts[i]) + "'";
+          *error = "malformed percent-encoding in '" + ClientText(parts[i]) + "'";
           return -1;
         }
         break;
@@ -132,7 +133,7 @@ int HttpRouter::MatchRoute(const Route& route, std::span<const std::string_view>
       case SegmentKind::kVersion:
         if (!ParseVersion(parts[i], &params->version)) {
           *error = "failed to get model version from specified version string '" +
-                   std::string(parts[i]) + "': version must be a non-negative integer";
+                   ClientText(parts[i]) + "': version must be a non-negative integer";
           return -1;
         }
         break;
