@@ -2,7 +2,7 @@
 parameters, inputs and outputs with the same text over HTTP (400) and gRPC (INVALID_ARGUMENT);
 floating-point JSON values out of range; FP16 wrong-type wording; a repeated
 Inference-Header-Content-Length; negative gRPC sequence IDs; bounded echo of client text in errors;
-BOOL bytes other than 0/1; the per-model instance cap. docs/security_parsing_notes.md lists them.
+BOOL bytes other than 0/1; the per-model instance cap. docs/security.md lists them.
 """
 
 import json

@@ -1,7 +1,7 @@
 // Caps on the per-request collections a client controls. Frontends refuse a request beyond them
 // with InvalidArgument (HTTP 400, gRPC INVALID_ARGUMENT) and the same text, as soon as the cap is
 // passed, so the work spent on a hostile request stays proportional to the cap. The values are far
-// above what a Triton client sends; docs/security_parsing_notes.md lists and justifies them.
+// above what a Triton client sends; docs/security.md lists and justifies them.
 #pragma once
 
 #include <cstddef>
