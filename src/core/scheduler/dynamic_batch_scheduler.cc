@@ -5,6 +5,7 @@
 
 #include "common/completion_batch.h"
 #include "common/logging.h"
+#include "common/saturating_time.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_runner.h"
 #include "model_config.pb.h"
@@ -51,7 +52,7 @@ DynamicBatchScheduler::DynamicBatchScheduler(
     : model_(model), stats_(stats), options_(std::move(options)), instances_(std::move(instances)) {
   policy_.max_batch_size = options_.max_batch_size;
   policy_.preferred_batch_sizes = options_.preferred_batch_sizes;
-  policy_.max_queue_delay_ns = options_.max_queue_delay_us * 1000;
+  policy_.max_queue_delay_ns = MicrosToNanos(options_.max_queue_delay_us);
   threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
 }
 
@@ -77,7 +78,8 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     if (requested != 0 && requested < timeout_us) timeout_us = requested;
   }
   Entry entry;
-  entry.deadline_ns = timeout_us == 0 ? 0 : job.queue_start_ns + timeout_us * 1000;
+  entry.deadline_ns =
+      timeout_us == 0 ? 0 : SaturatingAdd(job.queue_start_ns, MicrosToNanos(timeout_us));
   entry.shape_key = BatchShapeKey(*job.request);
 
   std::unique_lock<std::mutex> lock(mu_);
@@ -171,8 +173,7 @@ void DynamicBatchScheduler::ExecutorLoop(size_t index) {
     if (batch.empty() && rejected.empty()) {
       if (d.delayed.empty()) {
         if (d.wake_at_ns != 0) {
-          cv_.wait_until(
-              lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(d.wake_at_ns)));
+          cv_.wait_until(lock, SteadyTimePoint(d.wake_at_ns));
         } else {
           cv_.wait(lock);
         }

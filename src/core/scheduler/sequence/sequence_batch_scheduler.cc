@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/logging.h"
+#include "common/saturating_time.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_former.h"
 #include "core/scheduler/batch_runner.h"
@@ -11,9 +12,7 @@
 namespace nereid {
 namespace {
 
-std::chrono::steady_clock::time_point At(uint64_t ns) {
-  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
-}
+std::chrono::steady_clock::time_point At(uint64_t ns) { return SteadyTimePoint(ns); }
 
 }  // namespace
 

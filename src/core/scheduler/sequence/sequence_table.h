@@ -25,6 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/saturating_time.h"
+
 namespace nereid {
 
 template <typename Job, typename State>
@@ -98,7 +100,8 @@ class SequenceTable {
   std::vector<std::string> Reap(uint64_t now_ns) {
     std::vector<SequencePtr> idle;
     for (const auto& [key, seq] : live_) {
-      if (Reapable(*seq) && seq->last_used_ns + idle_ns_ <= now_ns) idle.push_back(seq);
+      if (Reapable(*seq) && SaturatingAdd(seq->last_used_ns, idle_ns_) <= now_ns)
+        idle.push_back(seq);
     }
     std::vector<std::string> keys;
     for (const SequencePtr& seq : idle) {
@@ -112,7 +115,7 @@ class SequenceTable {
   uint64_t NextReapNs() const {
     uint64_t next = std::numeric_limits<uint64_t>::max();
     for (const auto& [key, seq] : live_) {
-      if (Reapable(*seq)) next = std::min(next, seq->last_used_ns + idle_ns_);
+      if (Reapable(*seq)) next = std::min(next, SaturatingAdd(seq->last_used_ns, idle_ns_));
     }
     return next == std::numeric_limits<uint64_t>::max() ? 0 : next;
   }
