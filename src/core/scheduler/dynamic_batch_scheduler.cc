@@ -63,6 +63,38 @@ void DynamicBatchScheduler::Reject(SchedulerJob& job, const Status& status) {
   job.done(status);
 }
 
+void DynamicBatchScheduler::TakeCancelledLocked(std::vector<SchedulerJob>* cancelled) {
+  const size_t before = cancelled->size();
+  auto is_cancelled = [](const Entry& e) { return e.job.request->IsCancelled(); };
+  for (auto& [l, level] : levels_) {
+    for (std::deque<Entry>* dq : {&level.live, &level.delayed}) {
+      if (std::none_of(dq->begin(), dq->end(), is_cancelled)) continue;
+      std::deque<Entry> kept;
+      for (Entry& e : *dq) {
+        if (is_cancelled(e)) {
+          cancelled->push_back(std::move(e.job));
+        } else {
+          kept.push_back(std::move(e));
+        }
+      }
+      dq->swap(kept);
+    }
+  }
+  const size_t n = cancelled->size() - before;
+  queued_ -= n;
+  stats_->AddPending(-static_cast<int64_t>(n));
+}
+
+void DynamicBatchScheduler::AnswerCancelled(std::vector<SchedulerJob>& cancelled) {
+  if (cancelled.empty()) return;
+  LOG_VERBOSE(1, "model '{}': dropped {} cancelled request(s)", model_->name, cancelled.size());
+  for (SchedulerJob& job : cancelled) {
+    stats_->RecordFailure(FailureReason::kCanceled, job.request_start_ns, NowNs());
+    job.done(Status(StatusCode::kCancelled, std::string(kRequestCancelledMessage)));
+  }
+  cancelled.clear();
+}
+
 void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   job.queue_start_ns = NowNs();
   // Priority 0 or beyond the configured levels means the default level (Triton's SetPriority).
@@ -90,10 +122,15 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   }
   Level& q = levels_[level];
   q.policy = &policy;
+  std::vector<SchedulerJob> cancelled;
   if (policy.max_queue_size != 0 && q.live.size() + q.delayed.size() >= policy.max_queue_size) {
-    lock.unlock();
-    Reject(job, Unavailable("Exceeds maximum queue size"));
-    return;
+    TakeCancelledLocked(&cancelled);  // abandoned requests make room first
+    if (q.live.size() + q.delayed.size() >= policy.max_queue_size) {
+      lock.unlock();
+      AnswerCancelled(cancelled);
+      Reject(job, Unavailable("Exceeds maximum queue size"));
+      return;
+    }
   }
   // Logged once queued, outside the lock (the id is copied only when verbose logging is on).
   const std::string id = logging::VerboseLevel() >= 1 ? job.request->id : std::string();
@@ -102,6 +139,7 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   ++queued_;
   stats_->AddPending(1);
   lock.unlock();
+  AnswerCancelled(cancelled);
   LOG_VERBOSE(1, "model '{}': request '{}' queued at priority level {}", model_->name, id, level);
   // Every idle executor re-forms; one of them takes the batch.
   cv_.notify_all();
@@ -162,11 +200,19 @@ BatchDecision DynamicBatchScheduler::TakeBatch(uint64_t now_ns, std::vector<Sche
 void DynamicBatchScheduler::ExecutorLoop(size_t index) {
   std::vector<SchedulerJob> batch;
   std::vector<SchedulerJob> rejected;
+  std::vector<SchedulerJob> cancelled;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (queued_ == 0) {
       if (stopping_) return;
       cv_.wait(lock);
+      continue;
+    }
+    TakeCancelledLocked(&cancelled);
+    if (!cancelled.empty()) {
+      lock.unlock();
+      AnswerCancelled(cancelled);
+      lock.lock();
       continue;
     }
     const BatchDecision d = TakeBatch(NowNs(), &batch, &rejected);

@@ -19,6 +19,8 @@ uint64_t ResidentBytes() {
   return page > 0 ? resident * static_cast<uint64_t>(page) : 0;
 }
 
+void ReturnFreeMemory() { malloc_trim(0); }
+
 uint64_t ResidentBytesTrimmed() {
   malloc_trim(0);
   return ResidentBytes();

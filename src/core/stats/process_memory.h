@@ -17,4 +17,8 @@ uint64_t ResidentBytes();
 // for model loads, not for the request path.
 uint64_t ResidentBytesTrimmed();
 
+// Returns the allocator's free memory to the system (glibc malloc_trim) after a burst of queued
+// requests drained. Walks the heap: call it rarely, and never under a lock.
+void ReturnFreeMemory();
+
 }  // namespace nereid
