@@ -186,6 +186,9 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   app.add_option("--exit-on-error", s.exit_on_error, "Exit when initialization fails");
   app.add_option("--exit-timeout-secs", s.exit_timeout_secs,
                  "Seconds to wait for in-flight inferences at shutdown");
+  app.add_option("--max-sequence-backlog-size", s.max_sequence_backlog_size,
+                 "Requests each sequence-batching model may hold queued, in its slots and its "
+                 "backlog, before refusing more (0: unbounded)");
   app.add_option("--model-load-thread-count", s.model_load_thread_count,
                  "Models loaded in parallel")->check(CLI::PositiveNumber);
   app.add_flag("--disable-auto-complete-config", raw.disable_auto_complete,

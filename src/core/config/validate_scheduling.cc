@@ -3,6 +3,7 @@
 #include <optional>
 #include <set>
 
+#include "common/saturating_time.h"
 #include "core/config/model_config_validate.h"
 #include "core/config/validate_internal.h"
 
@@ -29,6 +30,22 @@ Status ValidatePreferredSizes(const inference::ModelConfig& config, const char* 
   return Status::Ok();
 }
 
+// A duration whose nanosecond form does not fit an int64 would overflow every deadline computed
+// from it (issue 22 item 5): refused at load, naming the field.
+Status ValidateDuration(const inference::ModelConfig& config, const std::string& field,
+                        uint64_t us) {
+  if (us <= kMaxDurationMicros) return Status::Ok();
+  return ModelError(config, field + " " + std::to_string(us) +
+                                " is too large: the largest accepted duration is " +
+                                std::to_string(kMaxDurationMicros) + " microseconds");
+}
+
+Status ValidateQueuePolicy(const inference::ModelConfig& config, const std::string& field,
+                           const inference::ModelQueuePolicy& policy) {
+  return ValidateDuration(config, field + ".default_timeout_microseconds",
+                          policy.default_timeout_microseconds());
+}
+
 bool DelaysWithTimeout(const inference::ModelQueuePolicy& policy) {
   return policy.default_timeout_microseconds() != 0 &&
          policy.timeout_action() == inference::ModelQueuePolicy::DELAY;
@@ -38,6 +55,23 @@ Status ValidateDynamicBatching(const inference::ModelConfig& config) {
   const auto& db = config.dynamic_batching();
   NEREID_RETURN_IF_ERROR(
       ValidatePreferredSizes(config, "dynamic_batching", db.preferred_batch_size()));
+  NEREID_RETURN_IF_ERROR(ValidateDuration(config, "dynamic_batching.max_queue_delay_microseconds",
+                                          db.max_queue_delay_microseconds()));
+  NEREID_RETURN_IF_ERROR(ValidateQueuePolicy(config, "dynamic_batching.default_queue_policy",
+                                             db.default_queue_policy()));
+  {
+    std::optional<uint64_t> bad;  // the smallest level, so the message is deterministic
+    for (const auto& [level, policy] : db.priority_queue_policy()) {
+      if (policy.default_timeout_microseconds() > kMaxDurationMicros && (!bad || level < *bad)) {
+        bad = level;
+      }
+    }
+    if (bad) {
+      NEREID_RETURN_IF_ERROR(ValidateQueuePolicy(
+          config, "dynamic_batching.priority_queue_policy[" + std::to_string(*bad) + "]",
+          db.priority_queue_policy().at(*bad)));
+    }
+  }
   const uint64_t levels = db.priority_levels();
   const std::string range = "[1, " + std::to_string(levels) + "]";
   if (levels != 0) {
@@ -145,6 +179,15 @@ Status ValidateSequenceBatching(const inference::ModelConfig& config) {
                       "response cache");
   }
   NEREID_RETURN_IF_ERROR(ValidateControlInputs(config));
+  NEREID_RETURN_IF_ERROR(ValidateDuration(config,
+                                          "sequence_batching.max_sequence_idle_microseconds",
+                                          sb.max_sequence_idle_microseconds()));
+  NEREID_RETURN_IF_ERROR(ValidateDuration(config,
+                                          "sequence_batching.direct.max_queue_delay_microseconds",
+                                          sb.direct().max_queue_delay_microseconds()));
+  NEREID_RETURN_IF_ERROR(ValidateDuration(config,
+                                          "sequence_batching.oldest.max_queue_delay_microseconds",
+                                          sb.oldest().max_queue_delay_microseconds()));
   for (const auto& state : sb.state()) {
     if (state.input_name().empty() || state.output_name().empty()) {
       return ModelError(config,

@@ -60,6 +60,47 @@ TEST(ValidateSchedulingTest, PreserveOrderingForbidsDelayedTimeouts) {
   ExpectInvalid(config, {"DELAY", "'preserve_ordering'"});
 }
 
+// Issue 22 item 5: durations whose nanoseconds overflow an int64 are refused, naming the field;
+// the largest one that fits (9223372036854775 us, about 292 years) is accepted.
+TEST(ValidateSchedulingTest, DurationsMustFitInt64Nanoseconds) {
+  const std::string max = "9223372036854775";
+  const std::string over = "9223372036854776";
+  struct Case {
+    std::string config;
+    std::string field;
+  };
+  const Case cases[] = {
+      {"dynamic_batching { max_queue_delay_microseconds: X }",
+       "dynamic_batching.max_queue_delay_microseconds"},
+      {"dynamic_batching { default_queue_policy { default_timeout_microseconds: X } }",
+       "dynamic_batching.default_queue_policy.default_timeout_microseconds"},
+      {"dynamic_batching { priority_levels: 3 default_priority_level: 1 "
+       "priority_queue_policy { key: 3 value { default_timeout_microseconds: X } } "
+       "priority_queue_policy { key: 2 value { default_timeout_microseconds: X } } }",
+       "dynamic_batching.priority_queue_policy[2].default_timeout_microseconds"},
+      {"sequence_batching { max_sequence_idle_microseconds: X }",
+       "sequence_batching.max_sequence_idle_microseconds"},
+      {"sequence_batching { direct { max_queue_delay_microseconds: X } }",
+       "sequence_batching.direct.max_queue_delay_microseconds"},
+      {"sequence_batching { oldest { max_queue_delay_microseconds: X } }",
+       "sequence_batching.oldest.max_queue_delay_microseconds"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.config);
+    auto with = [&](const std::string& value) {
+      std::string text = c.config;
+      for (size_t at = text.find('X'); at != std::string::npos; at = text.find('X'))
+        text.replace(at, 1, value);
+      return Make(text);
+    };
+    EXPECT_TRUE(Validate(with(max)).ok()) << Validate(with(max)).message();
+    const std::string too_large = c.field + " " + over + " is too large";
+    const std::string largest = "the largest accepted duration is " + max + " microseconds";
+    ExpectInvalid(with(over), {too_large.c_str(), largest.c_str()});
+    ExpectInvalid(with("18446744073709551615"), {c.field.c_str()});
+  }
+}
+
 TEST(ValidateSchedulingTest, ControlKindAtMostOnce) {
   auto config = Make(R"cfg(
     sequence_batching {

@@ -96,6 +96,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   if (config.has_sequence_batching()) {
     auto sequence = SequenceOptions::FromConfig(config, options.model_dir);
     if (!sequence.ok()) return sequence.status();
+    sequence->max_backlog_size = options.max_sequence_backlog_size;
     mv->scheduler_ = std::make_unique<SequenceBatchScheduler>(
         &mv->info_, mv->stats_.get(), std::move(sequence).value(), std::move(instances));
   } else if (config.has_dynamic_batching()) {

@@ -32,6 +32,7 @@ class ModelVersion {
     std::shared_ptr<const inference::ModelConfig> config;  // effective, validated
     std::shared_ptr<const std::string> config_json;        // its Triton JSON rendering
     const LatencyObserverFactory* latency_observers = nullptr;  // optional; outlives the call
+    size_t max_sequence_backlog_size = 0;  // sequence batcher queue bound; 0: unbounded
     uint64_t load_started_ns = 0;  // NowNs() when loading the model began; 0: when Load begins
   };
 

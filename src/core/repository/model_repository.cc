@@ -209,6 +209,7 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
     ModelVersion::Options mo{v, plan.dir, resolved->backend, resolved->config,
                              resolved->config_json};
     mo.latency_observers = &options_.latency_observers;
+    mo.max_sequence_backlog_size = options_.max_sequence_backlog_size;
     mo.load_started_ns = started;
     started = 0;  // later versions count from their own start
     auto version = ModelVersion::Load(mo);

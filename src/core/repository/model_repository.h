@@ -57,6 +57,7 @@ class ModelRepository {
     const BackendRegistry* registry = nullptr;  // outlives the repository
     ResolveOptions resolve;
     int load_thread_count = 4;
+    size_t max_sequence_backlog_size = 0;      // given to every loaded version; 0: unbounded
     LatencyObserverFactory latency_observers;  // optional, given to every loaded version
   };
 

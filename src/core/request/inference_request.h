@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/request/cancel_token.h"
 #include "core/request/parameters.h"
 #include "core/tensor/shape.h"
 #include "nereid/data_type.h"
@@ -48,6 +49,11 @@ class InferenceRequest {
 
   // Set by the server when the request is accepted (for statistics and timeouts).
   std::chrono::steady_clock::time_point received_at{};
+
+  // Optional: set by a frontend that can learn the client gave up (cancel_token.h). Schedulers
+  // drop a cancelled request instead of executing it.
+  std::shared_ptr<const CancelToken> cancel_token;
+  bool IsCancelled() const { return cancel_token != nullptr && cancel_token->cancelled(); }
 
  private:
   std::vector<std::shared_ptr<const void>> owners_;

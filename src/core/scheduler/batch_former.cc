@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/saturating_time.h"
+
 namespace nereid {
 namespace {
 
@@ -98,11 +100,11 @@ BatchDecision FormBatch(const std::vector<QueuedItem>& items, const BatcherPolic
   }
   // Wait for more requests, at most until the oldest has waited `delay`, and wake for the first
   // timeout so that it is applied on time.
-  d.wake_at_ns = oldest + delay;
+  d.wake_at_ns = SaturatingAdd(oldest, delay);
   for (size_t idx : order) {
     const QueuedItem& it = items[idx];
     if (!it.delayed && it.deadline_ns != 0)
-      d.wake_at_ns = std::min(d.wake_at_ns, it.deadline_ns + 1);
+      d.wake_at_ns = std::min(d.wake_at_ns, SaturatingAdd(it.deadline_ns, 1));
   }
   return d;
 }

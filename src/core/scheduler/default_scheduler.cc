@@ -84,6 +84,14 @@ void DefaultScheduler::ExecutorLoop(size_t index) {
     SchedulerJob job = std::move(queue_.front());
     queue_.pop_front();
     stats_->AddPending(-1);
+    if (job.request->IsCancelled()) {  // the client gave up while it waited: do not run it
+      lock.unlock();
+      stats_->RecordFailure(FailureReason::kCanceled, job.request_start_ns, NowNs());
+      job.done(Status(StatusCode::kCancelled, std::string(kRequestCancelledMessage)));
+      job = SchedulerJob();
+      lock.lock();
+      continue;
+    }
     busy_[index] = 1;
     lock.unlock();
     Run(index, job);

@@ -6,6 +6,9 @@
 // of the latency of a small model). The instance is marked busy meanwhile so its executor thread
 // leaves it alone. Callers bound how many of their threads may do this (see the HTTP frontend).
 //
+// Cancellation (cancel_token.h): a queued request whose token is cancelled when an executor takes
+// it is answered CANCELLED "Request was cancelled" (failure reason CANCELED) instead of run.
+//
 // Thread-safety: Enqueue may be called from any thread. Stop is called once, by the owner.
 // Lock order: mu_ is a leaf; no backend call, callback or allocation-heavy work happens under it.
 #pragma once

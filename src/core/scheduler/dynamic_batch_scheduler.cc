@@ -5,6 +5,7 @@
 
 #include "common/completion_batch.h"
 #include "common/logging.h"
+#include "common/saturating_time.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_runner.h"
 #include "model_config.pb.h"
@@ -51,7 +52,7 @@ DynamicBatchScheduler::DynamicBatchScheduler(
     : model_(model), stats_(stats), options_(std::move(options)), instances_(std::move(instances)) {
   policy_.max_batch_size = options_.max_batch_size;
   policy_.preferred_batch_sizes = options_.preferred_batch_sizes;
-  policy_.max_queue_delay_ns = options_.max_queue_delay_us * 1000;
+  policy_.max_queue_delay_ns = MicrosToNanos(options_.max_queue_delay_us);
   threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
 }
 
@@ -60,6 +61,38 @@ DynamicBatchScheduler::~DynamicBatchScheduler() { Stop(); }
 void DynamicBatchScheduler::Reject(SchedulerJob& job, const Status& status) {
   stats_->RecordFailure(FailureReason::kRejected, job.request_start_ns, NowNs());
   job.done(status);
+}
+
+void DynamicBatchScheduler::TakeCancelledLocked(std::vector<SchedulerJob>* cancelled) {
+  const size_t before = cancelled->size();
+  auto is_cancelled = [](const Entry& e) { return e.job.request->IsCancelled(); };
+  for (auto& [l, level] : levels_) {
+    for (std::deque<Entry>* dq : {&level.live, &level.delayed}) {
+      if (std::none_of(dq->begin(), dq->end(), is_cancelled)) continue;
+      std::deque<Entry> kept;
+      for (Entry& e : *dq) {
+        if (is_cancelled(e)) {
+          cancelled->push_back(std::move(e.job));
+        } else {
+          kept.push_back(std::move(e));
+        }
+      }
+      dq->swap(kept);
+    }
+  }
+  const size_t n = cancelled->size() - before;
+  queued_ -= n;
+  stats_->AddPending(-static_cast<int64_t>(n));
+}
+
+void DynamicBatchScheduler::AnswerCancelled(std::vector<SchedulerJob>& cancelled) {
+  if (cancelled.empty()) return;
+  LOG_VERBOSE(1, "model '{}': dropped {} cancelled request(s)", model_->name, cancelled.size());
+  for (SchedulerJob& job : cancelled) {
+    stats_->RecordFailure(FailureReason::kCanceled, job.request_start_ns, NowNs());
+    job.done(Status(StatusCode::kCancelled, std::string(kRequestCancelledMessage)));
+  }
+  cancelled.clear();
 }
 
 void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
@@ -77,7 +110,8 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     if (requested != 0 && requested < timeout_us) timeout_us = requested;
   }
   Entry entry;
-  entry.deadline_ns = timeout_us == 0 ? 0 : job.queue_start_ns + timeout_us * 1000;
+  entry.deadline_ns =
+      timeout_us == 0 ? 0 : SaturatingAdd(job.queue_start_ns, MicrosToNanos(timeout_us));
   entry.shape_key = BatchShapeKey(*job.request);
 
   std::unique_lock<std::mutex> lock(mu_);
@@ -88,10 +122,15 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   }
   Level& q = levels_[level];
   q.policy = &policy;
+  std::vector<SchedulerJob> cancelled;
   if (policy.max_queue_size != 0 && q.live.size() + q.delayed.size() >= policy.max_queue_size) {
-    lock.unlock();
-    Reject(job, Unavailable("Exceeds maximum queue size"));
-    return;
+    TakeCancelledLocked(&cancelled);  // abandoned requests make room first
+    if (q.live.size() + q.delayed.size() >= policy.max_queue_size) {
+      lock.unlock();
+      AnswerCancelled(cancelled);
+      Reject(job, Unavailable("Exceeds maximum queue size"));
+      return;
+    }
   }
   // Logged once queued, outside the lock (the id is copied only when verbose logging is on).
   const std::string id = logging::VerboseLevel() >= 1 ? job.request->id : std::string();
@@ -100,6 +139,7 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   ++queued_;
   stats_->AddPending(1);
   lock.unlock();
+  AnswerCancelled(cancelled);
   LOG_VERBOSE(1, "model '{}': request '{}' queued at priority level {}", model_->name, id, level);
   // Every idle executor re-forms; one of them takes the batch.
   cv_.notify_all();
@@ -160,6 +200,7 @@ BatchDecision DynamicBatchScheduler::TakeBatch(uint64_t now_ns, std::vector<Sche
 void DynamicBatchScheduler::ExecutorLoop(size_t index) {
   std::vector<SchedulerJob> batch;
   std::vector<SchedulerJob> rejected;
+  std::vector<SchedulerJob> cancelled;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (queued_ == 0) {
@@ -167,12 +208,18 @@ void DynamicBatchScheduler::ExecutorLoop(size_t index) {
       cv_.wait(lock);
       continue;
     }
+    TakeCancelledLocked(&cancelled);
+    if (!cancelled.empty()) {
+      lock.unlock();
+      AnswerCancelled(cancelled);
+      lock.lock();
+      continue;
+    }
     const BatchDecision d = TakeBatch(NowNs(), &batch, &rejected);
     if (batch.empty() && rejected.empty()) {
       if (d.delayed.empty()) {
         if (d.wake_at_ns != 0) {
-          cv_.wait_until(
-              lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(d.wake_at_ns)));
+          cv_.wait_until(lock, SteadyTimePoint(d.wake_at_ns));
         } else {
           cv_.wait(lock);
         }

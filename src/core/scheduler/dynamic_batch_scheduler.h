@@ -10,6 +10,10 @@
 // moved behind the requests that have not timed out (DELAY). Timeouts are applied when an idle
 // executor looks at the queue (as in Triton, where the batcher waits for a free instance first).
 //
+// Cancellation (cancel_token.h): cancelled requests are taken off the queue when an executor
+// looks at it (and when a full level is asked to take one more) and answered CANCELLED "Request
+// was cancelled" (failure reason CANCELED), never executed.
+//
 // preserve_ordering: responses are delivered in the order requests left the queue (the arrival
 // order, since such a model has one priority level), whichever instance finishes first.
 //
@@ -98,6 +102,9 @@ class DynamicBatchScheduler final : public Scheduler {
   // With mu_ held: applies FormBatch's decision, moving the batch and the rejected jobs out.
   BatchDecision TakeBatch(uint64_t now_ns, std::vector<SchedulerJob>* batch,
                           std::vector<SchedulerJob>* rejected);
+  // With mu_ held: moves every cancelled request out of the queue into *cancelled.
+  void TakeCancelledLocked(std::vector<SchedulerJob>* cancelled);
+  void AnswerCancelled(std::vector<SchedulerJob>& cancelled);
   void RunBatch(size_t index, std::vector<SchedulerJob>& jobs, uint64_t first_seq);
   void Reject(SchedulerJob& job, const Status& status);
 

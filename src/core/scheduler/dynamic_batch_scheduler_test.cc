@@ -331,5 +331,42 @@ TEST_F(DynamicBatchSchedulerTest, StopRunsEverythingQueued) {
   EXPECT_EQ(late->future.get().status().code(), StatusCode::kUnavailable);
 }
 
+// Issue 22 item 4: a request cancelled while queued is answered CANCELLED and never executes; a
+// full level makes room by dropping its cancelled requests.
+TEST_F(DynamicBatchSchedulerTest, CancelledRequestsAreDroppedNotExecuted) {
+  options_.default_policy.max_queue_size = 2;
+  options_.max_queue_delay_us = 0;
+  Start();
+  auto busy = Occupy();
+  auto cancel = std::make_shared<CancelToken>();
+  auto send = [&](float v, std::shared_ptr<const CancelToken> token) {
+    auto reply = std::make_shared<Reply>();
+    SchedulerJob job = test_support::OneFloatJob(v, {}, reply);
+    job.request->cancel_token = std::move(token);
+    sched_->Enqueue(std::move(job), false);
+    return reply;
+  };
+  auto dropped1 = send(7, cancel);
+  auto dropped2 = send(7, cancel);
+  cancel->Cancel();
+  auto kept = send(3, nullptr);  // the level is full of cancelled requests: they make room
+  backend_.Open();
+  EXPECT_EQ(Value(busy), 200);
+  EXPECT_EQ(Value(kept), 6);
+  for (auto& r : {dropped1, dropped2}) {
+    auto result = r->future.get();
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), StatusCode::kCancelled);
+    EXPECT_EQ(result.status().message(), "Request was cancelled");
+  }
+  {
+    std::lock_guard<std::mutex> l(backend_.mu);
+    EXPECT_EQ(backend_.order, (std::vector<float>{100, 3}));
+  }
+  const auto s = stats_.Snapshot();
+  EXPECT_EQ(s.fail_by_reason[static_cast<size_t>(FailureReason::kCanceled)], 2u);
+  EXPECT_EQ(s.pending_requests, 0);
+}
+
 }  // namespace
 }  // namespace nereid

@@ -66,6 +66,7 @@ StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(const ServerO
   ro.resolve.auto_complete = !options.disable_auto_complete;
   ro.resolve.default_max_batch_size = DefaultMaxBatchSize(options);
   ro.load_thread_count = options.model_load_thread_count;
+  ro.max_sequence_backlog_size = options.max_sequence_backlog_size;
   ro.latency_observers = options.latency_observers;
   NEREID_ASSIGN_OR_RETURN(std::unique_ptr<ModelRepository> repo, ModelRepository::Create(ro));
 

@@ -32,6 +32,9 @@ class TaskPool;
 // --model-control-mode (seed 002).
 enum class ModelControlMode { kNone, kExplicit, kPoll };
 
+// The default bound of a sequence batcher's queue (docs/adr/0010-sequence-backlog-bound.md).
+inline constexpr size_t kDefaultMaxSequenceBacklogSize = 4096;
+
 struct ServerOptions {
   std::vector<std::string> model_repositories;
   std::string server_id = "triton";
@@ -47,6 +50,8 @@ struct ServerOptions {
   ModelControlMode model_control_mode = ModelControlMode::kNone;
   std::vector<std::string> startup_models;  // --load-model (explicit mode); "*" alone: all
   int repository_poll_secs = 15;            // poll mode; 0: no polling thread
+  // --max-sequence-backlog-size: requests each sequence batcher may hold queued (0: unbounded).
+  size_t max_sequence_backlog_size = kDefaultMaxSequenceBacklogSize;
   // Per-request latency observers (metrics summaries); empty when none is wanted.
   LatencyObserverFactory latency_observers;
 };

@@ -37,6 +37,10 @@ bool TrimsAllocator() {
 #endif
 }
 
+void ReturnFreeMemory() {
+  if (TrimsAllocator()) malloc_trim(0);
+}
+
 uint64_t ResidentBytesTrimmed() {
   if (TrimsAllocator()) malloc_trim(0);
   return ResidentBytes();

@@ -19,7 +19,13 @@ uint64_t ResidentBytes();
 // seen to crash under ASan): the reading is then untrimmed.
 uint64_t ResidentBytesTrimmed();
 
-// Whether ResidentBytesTrimmed trims (false in ASan, TSan, MSan and LSan builds).
+// Whether ResidentBytesTrimmed and ReturnFreeMemory trim (false in ASan, TSan, MSan and LSan
+// builds).
 bool TrimsAllocator();
+
+// Returns the allocator's free memory to the system (glibc malloc_trim) after a burst of queued
+// requests drained. Walks the heap: call it rarely, and never under a lock. No-op in a sanitizer
+// build.
+void ReturnFreeMemory();
 
 }  // namespace nereid

@@ -9,7 +9,9 @@
 // Finish or inference is outstanding. The done notification can arrive (on another
 // completion-queue thread) before OnNew has started the first Read: until then the call counts
 // as reading. A client that cancels or disconnects mid-request makes reads and writes fail; the
-// pending inferences still complete and their results are dropped.
+// stream's cancel token (shared by all its requests, cancel_token.h) is then set, so requests
+// still queued in a scheduler are dropped (answered CANCELLED) instead of executed; the ones
+// already executing complete and their results are dropped.
 // Thread-safety: every state change happens under `mu_` (completion-queue threads and executor
 // threads); async operations are started under it (they never block).
 #include <deque>
@@ -17,6 +19,7 @@
 #include <mutex>
 #include <optional>
 
+#include "common/logging.h"
 #include "frontends/grpc/grpc_call.h"
 #include "frontends/grpc/grpc_codec.h"
 
@@ -121,6 +124,7 @@ class StreamCall {
     StatusOr<std::unique_ptr<InferenceRequest>> request = DecodeModelInferRequest(message);
     message.reset();
     if (!request.ok()) return Complete(slot, request.status(), model, id);
+    (*request)->cancel_token = cancel_;
     InlineSlot inline_slot(shared_->inline_slots);
     shared_->server->InferAsync(
         std::move(*request),
@@ -189,7 +193,10 @@ class StreamCall {
       std::lock_guard<std::mutex> lock(mu_);
       writing_ = false;
       queue_.pop_front();
-      if (!ok) failed_ = cancelled_ = true;  // the call is broken: no Finish either
+      if (!ok) {  // the call is broken: no Finish either, and nobody wants the other answers
+        failed_ = cancelled_ = true;
+        cancel_->Cancel();
+      }
       PumpLocked();
       if (!ShouldDeleteLocked()) return;
     }
@@ -199,6 +206,8 @@ class StreamCall {
   void OnFinish(bool) { OnTerminalEvent(&finish_done_); }
   void OnDone(bool) {
     if (ctx_.IsCancelled()) {
+      cancel_->Cancel();
+      LOG_VERBOSE(1, "ModelStreamInfer stream cancelled by the client");
       std::lock_guard<std::mutex> lock(mu_);
       failed_ = cancelled_ = true;
     }
@@ -228,6 +237,7 @@ class StreamCall {
   Hook finish_hook_{this, &StreamCall::OnFinish};
   Hook done_hook_{this, &StreamCall::OnDone};
   bool end_on_error_ = false;  // set before the first Read, then read-only
+  const std::shared_ptr<CancelToken> cancel_ = std::make_shared<CancelToken>();
 
   std::mutex mu_;
   std::shared_ptr<pb::ModelInferRequest> next_;  // buffer of the outstanding Read

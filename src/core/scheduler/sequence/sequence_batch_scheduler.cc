@@ -4,15 +4,20 @@
 #include <chrono>
 
 #include "common/logging.h"
+#include "common/saturating_time.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_former.h"
 #include "core/scheduler/batch_runner.h"
+#include "core/stats/process_memory.h"
 
 namespace nereid {
 namespace {
 
-std::chrono::steady_clock::time_point At(uint64_t ns) {
-  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+std::chrono::steady_clock::time_point At(uint64_t ns) { return SteadyTimePoint(ns); }
+
+template <typename Job>
+bool IsCancelledJob(const Job& j) {
+  return j.job.request->IsCancelled();
 }
 
 }  // namespace
@@ -38,6 +43,44 @@ SequenceBatchScheduler::~SequenceBatchScheduler() { Stop(); }
 void SequenceBatchScheduler::Reject(SchedulerJob& job, const Status& status) {
   stats_->RecordFailure(FailureReason::kRejected, job.request_start_ns, NowNs());
   job.done(status);
+}
+
+void SequenceBatchScheduler::DropCancelledLocked(size_t instance, std::vector<Job>* dropped) {
+  const size_t before = dropped->size();
+  for (size_t k = 0; k < table_.slots_per_instance(); ++k) {
+    // A dropped sequence's slot may go to a backlogged one whose head was cancelled too.
+    while (Table::Sequence* s = table_.Head(instance, k)) {
+      if (!IsCancelledJob(s->pending.front().second) || s->executing != 0) break;
+      table_.Drop(s, dropped);
+    }
+  }
+  if (dropped->size() > before) {
+    stats_->AddPending(-static_cast<int64_t>(dropped->size() - before));
+  }
+}
+
+void SequenceBatchScheduler::AnswerCancelled(std::vector<Job>& dropped) {
+  if (dropped.empty()) return;
+  LOG_VERBOSE(1, "model '{}': dropped {} cancelled sequence request(s)", model_->name,
+              dropped.size());
+  for (Job& j : dropped) {
+    stats_->RecordFailure(FailureReason::kCanceled, j.job.request_start_ns, NowNs());
+    j.job.done(Status(StatusCode::kCancelled, std::string(kRequestCancelledMessage)));
+  }
+  dropped.clear();
+}
+
+bool SequenceBatchScheduler::ShrinkIfDrainedLocked() {
+  peak_queued_ = std::max(peak_queued_, table_.queued());
+  if (table_.queued() != 0 || peak_queued_ < kShrinkAfter) return false;
+  peak_queued_ = 0;
+  table_.Shrink();
+  return true;
+}
+
+void SequenceBatchScheduler::ReturnMemory() {
+  ReturnFreeMemory();
+  LOG_VERBOSE(1, "model '{}': the queue drained after a burst; free memory returned", model_->name);
 }
 
 Status SequenceBatchScheduler::ParseSequence(const InferenceRequest& request, int64_t batch_size,
@@ -103,16 +146,33 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   job.job = std::move(scheduler_job);
   const std::string key = job.corrid.Key();
 
+  std::vector<Job> dropped;
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) {
     lock.unlock();
     Reject(job.job, Unavailable("model '" + model_->name + "' is unloading"));
     return;
   }
+  // Only requests that would wait for a slot count: a sequence that owns one always makes
+  // progress (its END can never be refused behind a full backlog).
+  const size_t limit = options_.max_backlog_size;
+  if (limit != 0 && table_.backlog_queued() >= limit && table_.WouldWaitInBacklog(key)) {
+    // Full: abandoned (cancelled) backlogged sequences make room first.
+    const size_t before = table_.queued();
+    table_.DropBacklogged(IsCancelledJob<Job>, &dropped);
+    stats_->AddPending(-static_cast<int64_t>(before - table_.queued()));
+    if (table_.backlog_queued() >= limit && table_.WouldWaitInBacklog(key)) {
+      lock.unlock();
+      AnswerCancelled(dropped);
+      Reject(job.job, Unavailable("Exceeds maximum queue size"));
+      return;
+    }
+  }
   const size_t backlog = table_.backlog_size();
   const std::string id = logging::VerboseLevel() >= 1 ? job.corrid.ToString() : std::string();
   if (!table_.Admit(key, job.start, end, job.job.queue_start_ns, job)) {
     lock.unlock();
+    AnswerCancelled(dropped);
     Reject(job.job, InvalidArgument("inference request for sequence " + job.corrid.ToString() +
                                     " to model '" + model_->name +
                                     "' must specify the START flag on the first request of the "
@@ -120,8 +180,10 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
     return;
   }
   stats_->AddPending(1);
+  peak_queued_ = std::max(peak_queued_, table_.queued());
   const bool backlogged = table_.backlog_size() > backlog;
   lock.unlock();
+  AnswerCancelled(dropped);
   if (backlogged) {
     LOG_VERBOSE(1, "model '{}': sequence {} waits in the backlog (every slot is taken)",
                 model_->name, id);
@@ -200,8 +262,19 @@ std::vector<SequenceBatchScheduler::Taken> SequenceBatchScheduler::TakeOldest(si
 
 void SequenceBatchScheduler::ExecutorLoop(size_t instance) {
   std::condition_variable& cv = *cvs_[instance];
+  std::vector<Job> dropped;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
+    DropCancelledLocked(instance, &dropped);
+    if (!dropped.empty()) {
+      const bool trim = ShrinkIfDrainedLocked();
+      lock.unlock();
+      AnswerCancelled(dropped);
+      if (trim) ReturnMemory();
+      for (auto& other : cvs_) other->notify_one();  // freed slots may belong to other sequences
+      lock.lock();
+      continue;
+    }
     uint64_t wake_ns = 0;
     std::vector<Taken> batch = options_.strategy == SequenceOptions::Strategy::kDirect
                                    ? TakeDirect(instance, NowNs(), &wake_ns)
@@ -222,7 +295,9 @@ void SequenceBatchScheduler::ExecutorLoop(size_t instance) {
     const uint64_t first_seq = next_seq_;
     next_seq_ += batch.size();
     stats_->AddPending(-static_cast<int64_t>(batch.size()));
+    const bool trim = ShrinkIfDrainedLocked();
     lock.unlock();
+    if (trim) ReturnMemory();
     LOG_VERBOSE(1, "model '{}': instance {} executes {} sequence request(s)", model_->name,
                 instance, batch.size());
     Run(instance, batch, first_seq);

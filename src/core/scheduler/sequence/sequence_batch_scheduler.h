@@ -12,6 +12,19 @@
 //     order requests left the queue.
 // Sequences beyond the slots wait in a backlog and take a slot as soon as one is freed (END taken
 // or idle release). A reaper thread releases sequences idle for max_sequence_idle_microseconds.
+// Cancellation (cancel_token.h): a sequence whose oldest queued request was cancelled is dropped
+// whole — that request and the ones queued behind it are answered CANCELLED "Request was
+// cancelled" (failure reason CANCELED) and the sequence gives up its slot or backlog place, as in
+// Triton where cancelling a sequence request cancels the rest of the sequence. Executors check
+// the heads of their slots before forming a batch; backlogged sequences are checked when the
+// backlog is full.
+// Bound: at most options.max_backlog_size requests (0: unbounded) wait in the backlog (requests
+// of sequences without a slot); one more that would wait there is refused with UNAVAILABLE
+// "Exceeds maximum queue size" (docs/adr/0010-sequence-backlog-bound.md). Requests of sequences
+// that own a slot are never refused, so a slot holder can always end. When a burst of at least
+// kShrinkAfter queued requests has drained, the table's containers shrink and the allocator returns
+// free memory.
+//
 // Implicit state lives in the table entry of its sequence and is fed to, and taken from, every
 // execution (sequence_tensors.h).
 //
@@ -80,6 +93,18 @@ class SequenceBatchScheduler final : public Scheduler {
                 std::vector<Result>* results);
   void ReaperLoop();
   void Reject(SchedulerJob& job, const Status& status);
+  // With mu_ held: drops the sequences in the slots of `instance` whose oldest request was
+  // cancelled (and those promoted into the freed slots after them); their jobs go to *dropped.
+  void DropCancelledLocked(size_t instance, std::vector<Job>* dropped);
+  // Without mu_: answers the dropped jobs CANCELLED.
+  void AnswerCancelled(std::vector<Job>& dropped);
+  // With mu_ held, after requests left the table: true when a large burst has drained (the
+  // caller then returns free memory to the system, without the lock).
+  bool ShrinkIfDrainedLocked();
+  // Without mu_: returns the allocator's free memory to the system (after ShrinkIfDrainedLocked).
+  void ReturnMemory();
+
+  static constexpr size_t kShrinkAfter = 256;
 
   const ModelInfo* model_;
   const ModelInfo exec_info_;  // with control and state tensors
@@ -92,9 +117,10 @@ class SequenceBatchScheduler final : public Scheduler {
   std::mutex mu_;
   std::vector<std::unique_ptr<std::condition_variable>> cvs_;  // one per instance
   std::condition_variable reaper_cv_;
-  Table table_;            // guarded by mu_
-  bool stopping_ = false;  // guarded by mu_
-  uint64_t next_seq_ = 0;  // guarded by mu_: order in which requests left the queue
+  Table table_;             // guarded by mu_
+  bool stopping_ = false;   // guarded by mu_
+  uint64_t next_seq_ = 0;   // guarded by mu_: order in which requests left the queue
+  size_t peak_queued_ = 0;  // guarded by mu_: most requests queued since the table last drained
 
   OrderedDelivery ordered_;  // preserve_ordering
 };

@@ -119,14 +119,24 @@ class SequenceBatchSchedulerTest : public ::testing::Test {
     sched_ = std::make_unique<SequenceBatchScheduler>(&model_, &stats_, options_, std::move(list));
   }
 
-  std::shared_ptr<Reply> Send(uint64_t id, float value, bool start = false, bool end = false) {
+  std::shared_ptr<Reply> Send(uint64_t id, float value, bool start = false, bool end = false,
+                              std::shared_ptr<const CancelToken> cancel = nullptr) {
     Parameters params;
     params.Set("sequence_id", id);
     if (start) params.Set("sequence_start", true);
     if (end) params.Set("sequence_end", true);
     auto reply = std::make_shared<Reply>();
-    sched_->Enqueue(test_support::OneFloatJob(value, std::move(params), reply), false);
+    SchedulerJob job = test_support::OneFloatJob(value, std::move(params), reply);
+    job.request->cancel_token = std::move(cancel);
+    sched_->Enqueue(std::move(job), false);
     return reply;
+  }
+
+  static void ExpectCancelled(const std::shared_ptr<Reply>& r) {
+    auto result = r->future.get();
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), StatusCode::kCancelled);
+    EXPECT_EQ(result.status().message(), "Request was cancelled");
   }
 
   static float Value(const std::shared_ptr<Reply>& r) {
@@ -327,6 +337,90 @@ TEST_F(SequenceBatchSchedulerTest, IdleSequenceIsReleased) {
   auto r = Send(5, 1)->future.get();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("START"), std::string::npos);
+}
+
+// Issue 22 item 4: cancelled backlogged sequences give their place up at once; a fresh sequence
+// behind them gets the slot as soon as it frees, and the cancelled requests never execute.
+TEST_F(SequenceBatchSchedulerTest, CancelledBacklogNeverRunsNorHoldsTheSlot) {
+  options_.slots_per_instance = 1;
+  options_.idle_ns = 3'600'000'000'000;  // an hour: only END frees the slot
+  Start();
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);
+  auto cancel = std::make_shared<CancelToken>();
+  std::vector<std::shared_ptr<Reply>> abandoned;
+  for (uint64_t id = 100; id < 110; ++id) abandoned.push_back(Send(id, 7, true, false, cancel));
+  auto fresh = Send(2, 42, true);
+  EXPECT_EQ(fresh->future.wait_for(50ms), std::future_status::timeout);  // every slot is taken
+  cancel->Cancel();
+  EXPECT_EQ(Value(Send(1, 1, false, true)), 2);  // frees the only slot
+  EXPECT_EQ(Value(fresh), 42);
+  for (auto& r : abandoned) ExpectCancelled(r);
+  for (const auto& ex : Executions()) {
+    for (const Row& row : ex) EXPECT_NE(row.in, 7.0f);  // no cancelled request ran
+  }
+  const auto s = stats_.Snapshot();
+  EXPECT_EQ(s.fail.count, 10u);
+  EXPECT_EQ(s.fail_by_reason[static_cast<size_t>(FailureReason::kCanceled)], 10u);
+  EXPECT_EQ(s.pending_requests, 0);
+  auto again = Send(100, 1)->future.get();  // a dropped sequence is forgotten: START needed
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kInvalidArgument);
+}
+
+// A cancelled request at the head of a sequence that owns a slot drops the rest of the sequence
+// (as Triton) and frees the slot for the backlog.
+TEST_F(SequenceBatchSchedulerTest, CancelledHeadDropsTheSequenceAndFreesItsSlot) {
+  options_.slots_per_instance = 1;
+  options_.idle_ns = 3'600'000'000'000;
+  Start();
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);
+  backend_.Close();
+  auto held = Send(1, 2);  // running
+  backend_.WaitRunning(1);
+  auto cancel = std::make_shared<CancelToken>();
+  auto cancelled = Send(1, 3, false, false, cancel);
+  auto behind = Send(1, 4);  // same sequence, not itself cancelled
+  auto backlogged = Send(2, 50, true);
+  cancel->Cancel();
+  backend_.Open();
+  EXPECT_EQ(Value(held), 3);
+  ExpectCancelled(cancelled);
+  ExpectCancelled(behind);
+  EXPECT_EQ(Value(backlogged), 50);
+}
+
+// Issue 22 item 4: the backlog is bounded; a full backlog refuses a request that would wait there
+// with Triton's queue-full error, never one of the slot holder (whose END frees the slot), and
+// cancelled backlogged requests make room first.
+TEST_F(SequenceBatchSchedulerTest, BoundedBacklogRefusesWhenFull) {
+  options_.slots_per_instance = 1;
+  options_.idle_ns = 3'600'000'000'000;
+  options_.max_backlog_size = 3;
+  Start();
+  EXPECT_EQ(Value(Send(1, 1, true)), 1);  // owns the slot, nothing queued
+  auto cancel = std::make_shared<CancelToken>();
+  auto b = Send(2, 1, true, false, cancel);
+  auto c = Send(3, 1, true);
+  auto d = Send(3, 1);
+  auto refused = Send(4, 1, true)->future.get();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(refused.status().message(), "Exceeds maximum queue size");
+  auto refused_too = Send(3, 1)->future.get();  // c is backlogged: it would wait there too
+  ASSERT_FALSE(refused_too.ok());
+  EXPECT_EQ(refused_too.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(Value(Send(1, 5)), 6);  // the slot holder is never refused
+  cancel->Cancel();
+  auto e = Send(4, 60, true, true);  // b's place
+  ExpectCancelled(b);
+  EXPECT_EQ(Value(Send(1, 1, false, true)), 7);
+  EXPECT_EQ(Value(c), 1);
+  EXPECT_EQ(Value(d), 2);
+  EXPECT_EQ(Value(Send(3, 0, false, true)), 2);
+  EXPECT_EQ(Value(e), 60);
+  const auto s = stats_.Snapshot();
+  EXPECT_EQ(s.fail_by_reason[static_cast<size_t>(FailureReason::kRejected)], 2u);
+  EXPECT_EQ(s.fail_by_reason[static_cast<size_t>(FailureReason::kCanceled)], 1u);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/saturating_time.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -117,13 +118,13 @@ StatusOr<SequenceOptions> SequenceOptions::FromConfig(const inference::ModelConf
   SequenceOptions o;
   o.max_batch_size = config.max_batch_size();
   if (sb.max_sequence_idle_microseconds() != 0) {
-    o.idle_ns = sb.max_sequence_idle_microseconds() * 1000;
+    o.idle_ns = MicrosToNanos(sb.max_sequence_idle_microseconds());
   }
   const size_t mbs = static_cast<size_t>(std::max(1, config.max_batch_size()));
   if (sb.has_oldest()) {
     o.strategy = Strategy::kOldest;
     const auto& old = sb.oldest();
-    o.max_queue_delay_ns = old.max_queue_delay_microseconds() * 1000;
+    o.max_queue_delay_ns = MicrosToNanos(old.max_queue_delay_microseconds());
     o.preferred_batch_sizes.assign(old.preferred_batch_size().begin(),
                                    old.preferred_batch_size().end());
     o.preserve_ordering = old.preserve_ordering();
@@ -131,7 +132,7 @@ StatusOr<SequenceOptions> SequenceOptions::FromConfig(const inference::ModelConf
                                ? static_cast<size_t>(old.max_candidate_sequences())
                                : mbs;
   } else {
-    o.max_queue_delay_ns = sb.direct().max_queue_delay_microseconds() * 1000;
+    o.max_queue_delay_ns = MicrosToNanos(sb.direct().max_queue_delay_microseconds());
     o.minimum_slot_utilization = sb.direct().minimum_slot_utilization();
     o.slots_per_instance = mbs;
   }

@@ -57,6 +57,9 @@ struct SequenceOptions {
   std::optional<ControlSpec> start, end, ready;
   std::optional<CorridSpec> corrid;
   std::vector<StateSpec> states;
+  // Requests that may wait in the backlog (of sequences without a slot); 0: unbounded. Not from
+  // the configuration: --max-sequence-backlog-size (docs/adr/0010-sequence-backlog-bound.md).
+  size_t max_backlog_size = 0;
 
   // From a validated configuration with sequence_batching; reads initial_state data files,
   // which must be relative paths that stay inside `model_dir`/initial_state.

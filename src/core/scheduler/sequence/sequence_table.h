@@ -8,6 +8,14 @@
 // taken for execution, or when the sequence has been idle (nothing pending, nothing executing)
 // for `idle_ns`.
 //
+// A sequence whose oldest queued request was cancelled is dropped whole (Drop, DropBacklogged):
+// its queued requests go back to the caller to be answered, it is forgotten (its next request
+// needs START) and its slot, if it had one, goes to the oldest backlogged sequence at once, so
+// abandoned sequences never hold a place.
+//
+// Memory: Shrink() gives back the capacity of the backlog and of the sequence map after a burst
+// (std::deque and std::unordered_map keep theirs otherwise).
+//
 // A request of an unknown (or ended, or reaped) sequence must carry START; a START on a live
 // sequence restarts it in place (Triton's behaviour): the request queues behind the others and
 // the executor resets the state when it runs.
@@ -24,6 +32,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "common/saturating_time.h"
 
 namespace nereid {
 
@@ -64,6 +74,21 @@ class SequenceTable {
     seq->ended = end;
     seq->last_used_ns = now_ns;
     seq->pending.emplace_back(end, std::move(job));
+    ++queued_;
+    if (seq->instance < 0) ++backlog_queued_;
+    return true;
+  }
+
+  // True when a request of `key` would wait in the backlog: its sequence is backlogged, or it
+  // would start a new sequence and every slot is taken.
+  bool WouldWaitInBacklog(const std::string& key) const {
+    auto it = live_.find(key);
+    if (it != live_.end()) return it->second->instance < 0;
+    for (const auto& row : slots_) {
+      for (const SequencePtr& s : row) {
+        if (s == nullptr) return false;
+      }
+    }
     return true;
   }
 
@@ -75,6 +100,11 @@ class SequenceTable {
   size_t slots_per_instance() const { return slots_.empty() ? 0 : slots_[0].size(); }
   size_t backlog_size() const { return backlog_.size(); }
   size_t live_size() const { return live_.size(); }
+  // Requests queued and not yet taken, in slots and in the backlog.
+  size_t queued() const { return queued_; }
+  // Requests of backlogged sequences (waiting for a slot).
+  size_t backlog_queued() const { return backlog_queued_; }
+  size_t live_bucket_count() const { return live_.bucket_count(); }
 
   // Takes the oldest request of `seq` (which Head returned) for execution. Returns the sequence
   // (kept alive even when END removed it from the table) and sets `*end`.
@@ -83,6 +113,7 @@ class SequenceTable {
     *end = seq->pending.front().first;
     *job = std::move(seq->pending.front().second);
     seq->pending.pop_front();
+    --queued_;
     ++seq->executing;
     if (*end && seq->pending.empty()) Release(keep);
     return keep;
@@ -98,7 +129,8 @@ class SequenceTable {
   std::vector<std::string> Reap(uint64_t now_ns) {
     std::vector<SequencePtr> idle;
     for (const auto& [key, seq] : live_) {
-      if (Reapable(*seq) && seq->last_used_ns + idle_ns_ <= now_ns) idle.push_back(seq);
+      if (Reapable(*seq) && SaturatingAdd(seq->last_used_ns, idle_ns_) <= now_ns)
+        idle.push_back(seq);
     }
     std::vector<std::string> keys;
     for (const SequencePtr& seq : idle) {
@@ -112,7 +144,7 @@ class SequenceTable {
   uint64_t NextReapNs() const {
     uint64_t next = std::numeric_limits<uint64_t>::max();
     for (const auto& [key, seq] : live_) {
-      if (Reapable(*seq)) next = std::min(next, seq->last_used_ns + idle_ns_);
+      if (Reapable(*seq)) next = std::min(next, SaturatingAdd(seq->last_used_ns, idle_ns_));
     }
     return next == std::numeric_limits<uint64_t>::max() ? 0 : next;
   }
@@ -121,11 +153,61 @@ class SequenceTable {
   std::vector<SequencePtr> DrainBacklog() {
     std::vector<SequencePtr> out(backlog_.begin(), backlog_.end());
     backlog_.clear();
-    for (const SequencePtr& s : out) live_.erase(s->key);
+    for (const SequencePtr& s : out) {
+      live_.erase(s->key);
+      queued_ -= s->pending.size();
+    }
+    backlog_queued_ = 0;
     return out;
   }
 
+  // Forgets `seq`, a sequence in a slot with nothing executing (which Head returned): its slot
+  // goes to the oldest backlogged sequence. Appends its queued jobs, oldest first, to `*jobs`.
+  void Drop(Sequence* seq, std::vector<Job>* jobs) {
+    SequencePtr keep = slots_[seq->instance][seq->slot];
+    TakeAll(*keep, jobs);
+    Release(keep);
+  }
+
+  // Drops every backlogged sequence whose oldest request satisfies `cancelled(const Job&)`,
+  // appending their jobs to `*jobs`. Returns how many sequences were dropped.
+  template <typename Pred>
+  size_t DropBacklogged(Pred cancelled, std::vector<Job>* jobs) {
+    std::deque<SequencePtr> kept;
+    size_t dropped = 0;
+    for (SequencePtr& seq : backlog_) {
+      if (seq->pending.empty() || !cancelled(seq->pending.front().second)) {
+        kept.push_back(std::move(seq));
+        continue;
+      }
+      backlog_queued_ -= seq->pending.size();
+      TakeAll(*seq, jobs);
+      auto it = live_.find(seq->key);
+      if (it != live_.end() && it->second == seq) live_.erase(it);
+      ++dropped;
+    }
+    backlog_.swap(kept);
+    return dropped;
+  }
+
+  // Gives back the memory of containers that grew for a burst and have since emptied out.
+  void Shrink() {
+    if (backlog_.empty()) std::deque<SequencePtr>().swap(backlog_);
+    if (live_.size() * 4 < live_.bucket_count() && live_.bucket_count() > kMinBuckets) {
+      live_.rehash(0);
+    }
+  }
+
  private:
+  static constexpr size_t kMinBuckets = 64;
+
+  void TakeAll(Sequence& seq, std::vector<Job>* jobs) {
+    for (auto& [end, job] : seq.pending) jobs->push_back(std::move(job));
+    queued_ -= seq.pending.size();
+    seq.pending.clear();
+    seq.pending.shrink_to_fit();
+  }
+
   static bool Reapable(const Sequence& s) {
     return s.instance >= 0 && s.pending.empty() && s.executing == 0;
   }
@@ -163,6 +245,7 @@ class SequenceTable {
     if (backlog_.empty()) return;
     SequencePtr next = std::move(backlog_.front());
     backlog_.pop_front();
+    backlog_queued_ -= next->pending.size();
     next->instance = static_cast<int>(instance);
     next->slot = seq->slot;
     slots_[instance][seq->slot] = next;
@@ -172,6 +255,8 @@ class SequenceTable {
   std::deque<SequencePtr> backlog_;
   std::unordered_map<std::string, SequencePtr> live_;
   const uint64_t idle_ns_;
+  size_t queued_ = 0;
+  size_t backlog_queued_ = 0;
 };
 
 }  // namespace nereid

@@ -143,5 +143,54 @@ TEST(SequenceTableTest, DrainBacklogReturnsWaitingSequences) {
   EXPECT_EQ(t.live_size(), 1u);
 }
 
+// Drop forgets a slot holder and gives its slot to the backlog; DropBacklogged removes backlogged
+// sequences whose oldest request matches, wherever they are in the backlog.
+TEST(SequenceTableTest, DropFreesTheSlotAndDropBackloggedKeepsTheOthers) {
+  Table t(1, 1, kIdle);
+  ASSERT_TRUE(Admit(t, "a", true, false, 0, 1));
+  ASSERT_TRUE(Admit(t, "a", false, false, 0, 2));
+  ASSERT_TRUE(Admit(t, "b", true, false, 0, -10));  // "cancelled": negative
+  ASSERT_TRUE(Admit(t, "c", true, false, 0, 20));
+  ASSERT_TRUE(Admit(t, "d", true, false, 0, -30));
+  ASSERT_TRUE(Admit(t, "d", false, false, 0, 31));
+  EXPECT_EQ(t.queued(), 6u);
+  EXPECT_EQ(t.backlog_queued(), 4u);
+  EXPECT_FALSE(t.WouldWaitInBacklog("a"));   // owns the slot
+  EXPECT_TRUE(t.WouldWaitInBacklog("b"));    // backlogged
+  EXPECT_TRUE(t.WouldWaitInBacklog("new"));  // no free slot
+  std::vector<int> jobs;
+  EXPECT_EQ(t.DropBacklogged([](int j) { return j < 0; }, &jobs), 2u);
+  EXPECT_EQ(jobs, (std::vector<int>{-10, -30, 31}));
+  EXPECT_EQ(t.queued(), 3u);
+  EXPECT_EQ(t.backlog_queued(), 1u);
+  EXPECT_EQ(t.backlog_size(), 1u);
+  EXPECT_EQ(t.live_size(), 2u);
+  jobs.clear();
+  t.Drop(t.Head(0, 0), &jobs);
+  EXPECT_EQ(jobs, (std::vector<int>{1, 2}));
+  EXPECT_EQ(t.Head(0, 0)->key, "c");  // promoted at once
+  EXPECT_EQ(t.queued(), 1u);
+  EXPECT_EQ(t.backlog_queued(), 0u);
+  EXPECT_FALSE(Admit(t, "a", false, false, 0, 3));  // forgotten: needs START
+  EXPECT_EQ(TakeAt(t, 0, 0, 1), 20);
+  EXPECT_EQ(t.queued(), 0u);
+}
+
+// After a burst the sequence map's buckets are given back (the backlog deque likewise).
+TEST(SequenceTableTest, ShrinkGivesBackTheMemoryOfABurst) {
+  Table t(1, 1, kIdle);
+  ASSERT_TRUE(Admit(t, "holder", true, false, 0, 1));
+  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(Admit(t, std::to_string(i), true, false, 0, -i - 1));
+  const size_t burst_buckets = t.live_bucket_count();
+  EXPECT_GE(burst_buckets, 5000u);
+  std::vector<int> jobs;
+  EXPECT_EQ(t.DropBacklogged([](int j) { return j < 0; }, &jobs), 5000u);
+  EXPECT_EQ(t.live_bucket_count(), burst_buckets);  // unordered_map keeps its buckets...
+  t.Shrink();
+  EXPECT_LT(t.live_bucket_count(), 100u);  // ...until Shrink
+  EXPECT_EQ(t.live_size(), 1u);
+  EXPECT_EQ(t.Head(0, 0)->key, "holder");
+}
+
 }  // namespace
 }  // namespace nereid
