@@ -252,9 +252,7 @@ Status CheckScheduleParameters(const Parameters& params) {
   return Status::Ok();
 }
 
-}  // namespace
-
-StatusOr<std::unique_ptr<InferenceRequest>> DecodeModelInferRequest(
+StatusOr<std::unique_ptr<InferenceRequest>> DecodeUnguarded(
     std::shared_ptr<const inference::ModelInferRequest> message) {
   const inference::ModelInferRequest& m = *message;
   auto request = std::make_unique<InferenceRequest>();
@@ -292,6 +290,19 @@ StatusOr<std::unique_ptr<InferenceRequest>> DecodeModelInferRequest(
   }
   request->KeepAlive(std::move(message));
   return request;
+}
+
+}  // namespace
+
+// Decoding allocates in proportion to the message (typed contents converted to raw bytes): an
+// allocation failure answers this call instead of ending the completion-queue thread.
+StatusOr<std::unique_ptr<InferenceRequest>> DecodeModelInferRequest(
+    std::shared_ptr<const inference::ModelInferRequest> message) {
+  try {
+    return DecodeUnguarded(std::move(message));
+  } catch (const std::exception& e) {
+    return Unavailable(std::string("the request could not be decoded: ") + e.what());
+  }
 }
 
 void EncodeModelInferResponse(InferenceResponse& response, inference::ModelInferResponse* out) {
