@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <exception>
 
 #include "common/error_text.h"
 #include "core/request/request_limits.h"
