@@ -216,6 +216,13 @@ class Session : public std::enable_shared_from_this<Session> {
     Close();
   }
 
+  // Something this connection's handlers ran threw: its state can no longer be trusted, so it
+  // is closed (its replies are lost); the I/O thread and every other connection carry on.
+  void OnException(std::string_view what) {
+    LOG_ERROR("HTTP connection closed after an exception in its handler: {}", what);
+    Close();
+  }
+
   void OnResponse(uint64_t seq, HttpResponse&& response) {
     if (closed_ || seq < write_seq_ || seq - write_seq_ >= pending_.size()) return;
     pending_[seq - write_seq_].response.emplace(std::move(response));
@@ -284,6 +291,18 @@ class Session : public std::enable_shared_from_this<Session> {
   std::atomic<int64_t> idle_since_{0};
 };
 
+// Runs one of a session's handlers; whatever it throws closes that session only.
+template <typename Fn>
+void RunGuarded(Session& session, Fn&& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    session.OnException(e.what());
+  } catch (...) {
+    session.OnException("an exception of unknown type");
+  }
+}
+
 // Posts responses to the session's strand; see HttpResponder for the contract.
 class Responder : public HttpResponder {
  public:
@@ -313,6 +332,8 @@ class Responder : public HttpResponder {
         r = make();
       } catch (const std::exception& e) {
         r = ErrorResponse(500, e.what());
+      } catch (...) {  // sent_ is set: nobody else would answer this request
+        r = ErrorResponse(500, "building the reply failed");
       }
       s.OnResponse(seq, std::move(r));
     });
@@ -337,12 +358,14 @@ class Responder : public HttpResponder {
       auto shared = std::make_shared<std::decay_t<Fn>>(std::forward<Fn>(fn));
       QueueReply(gate_, [s = std::move(s), shared = std::move(shared)]() {
         const Executor ex = s->executor();
-        net::dispatch(ex, [s, shared]() { (*shared)(*s); });
+        net::dispatch(ex, [s, shared]() { RunGuarded(*s, [&] { (*shared)(*s); }); });
       });
       return;
     }
     const Executor ex = s->executor();
-    net::post(ex, [s = std::move(s), fn = std::forward<Fn>(fn)]() mutable { fn(*s); });
+    net::post(ex, [s = std::move(s), fn = std::forward<Fn>(fn)]() mutable {
+      RunGuarded(*s, [&] { fn(*s); });
+    });
   }
 
   std::shared_ptr<Gate> gate_;
@@ -393,9 +416,10 @@ void Session::ReadSome() {
                                       : "request header exceeds the maximum allowed size of " +
                                             std::to_string(buffer_.max_size()) + " bytes");
   }
-  stream_.async_read_some(
-      buffer_.prepare(beast::read_size(buffer_, 64 * 1024)),
-      [self = shared_from_this()](beast::error_code ec, size_t bytes) { self->OnRead(ec, bytes); });
+  stream_.async_read_some(buffer_.prepare(beast::read_size(buffer_, 64 * 1024)),
+                          [self = shared_from_this()](beast::error_code ec, size_t bytes) {
+                            RunGuarded(*self, [&] { self->OnRead(ec, bytes); });
+                          });
 }
 
 void Session::OnRead(beast::error_code ec, size_t bytes) {
@@ -466,9 +490,11 @@ bool Session::OnHeaderDone() {
   writing_ = true;
   net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
                    [self = shared_from_this()](beast::error_code ec, size_t) {
-                     self->writing_ = false;
-                     if (ec || self->closed_) return self->Close();
-                     self->Parse();
+                     RunGuarded(*self, [&] {
+                       self->writing_ = false;
+                       if (ec || self->closed_) return self->Close();
+                       self->Parse();
+                     });
                    });
   return false;
 }
@@ -536,6 +562,8 @@ void Session::Dispatch() {
     core_->handler(request, responder);
   } catch (const std::exception& e) {
     responder->Send(ErrorResponse(500, e.what()));
+  } catch (...) {
+    responder->Send(ErrorResponse(500, "the request handler failed"));
   }
 }
 
@@ -568,7 +596,7 @@ void Session::DoWrite() {
   }
   net::async_write(stream_, write_buffers_,
                    [self = shared_from_this(), close_after](beast::error_code ec, size_t) {
-                     self->OnWrite(ec, close_after);
+                     RunGuarded(*self, [&] { self->OnWrite(ec, close_after); });
                    });
 }
 
@@ -603,8 +631,10 @@ void Session::Linger() {
 void Session::LingerRead() {
   stream_.async_read_some(net::buffer(linger_buffer_),
                           [self = shared_from_this()](beast::error_code ec, size_t) {
-                            if (ec || self->draining_) return self->Close();
-                            self->LingerRead();
+                            RunGuarded(*self, [&] {
+                              if (ec || self->draining_) return self->Close();
+                              self->LingerRead();
+                            });
                           });
 }
 
@@ -646,8 +676,10 @@ void Session::ArmTimer() {
   const auto tick = Clock::now() + TimerTick(core_->options);
   timer_.expires_at(std::min(deadline_, tick));
   timer_waiting_ = true;
-  timer_.async_wait([self = shared_from_this(), generation = ++timer_generation_](
-                        beast::error_code) { self->OnTimer(generation); });
+  timer_.async_wait(
+      [self = shared_from_this(), generation = ++timer_generation_](beast::error_code) {
+        RunGuarded(*self, [&] { self->OnTimer(generation); });
+      });
 }
 
 void Session::OnTimer(uint64_t generation) {
@@ -776,12 +808,13 @@ void HttpServer::Impl::Admit(tcp::socket socket) {
   auto session = std::make_shared<Session>(std::move(socket), &core);
   // Started on its own strand: once registered, Stop() may post Drain() to it at any time.
   if (limit == 0 || open < limit) {
-    net::post(session->executor(), [session] { session->Start(); });
+    net::post(session->executor(), [session] { RunGuarded(*session, [&] { session->Start(); }); });
   } else if (victim != nullptr) {
-    net::post(victim->executor(), [victim] { victim->EvictIfIdle(); });
-    net::post(session->executor(), [session] { session->Start(); });
+    net::post(victim->executor(),
+              [victim] { RunGuarded(*victim, [&] { victim->EvictIfIdle(); }); });
+    net::post(session->executor(), [session] { RunGuarded(*session, [&] { session->Start(); }); });
   } else if (open < limit + kRefusalsInFlight) {
-    net::post(session->executor(), [session] { session->Refuse(); });
+    net::post(session->executor(), [session] { RunGuarded(*session, [&] { session->Refuse(); }); });
   }
 }
 
@@ -864,7 +897,8 @@ bool HttpServer::Stop(std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(s.core.mu);
     s.core.stopping = true;
     for (auto& [raw, session] : s.core.sessions) {
-      net::post(session->executor(), [session = session] { session->Drain(); });
+      net::post(session->executor(),
+                [session = session] { RunGuarded(*session, [&] { session->Drain(); }); });
     }
     if (s.started) {
       drained = s.core.drained.wait_for(lock, timeout, [&s] { return s.core.sessions.empty(); });

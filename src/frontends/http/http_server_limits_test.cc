@@ -96,6 +96,33 @@ TEST_F(HttpServerLimitsTest, ParserExceptionClosesOnlyThatConnection) {
   ExpectServing();
 }
 
+TEST_F(HttpServerLimitsTest, HandlerThrowingAnythingAnswers500) {
+  StartServer({}, [](HttpRequest&, std::shared_ptr<HttpResponder>) { throw 42; });
+  Client c(server_->port());
+  c.Send(Get("/throws-int"));
+  EXPECT_EQ(c.Read().status, 500);
+}
+
+TEST_F(HttpServerLimitsTest, ReplyBuilderThrowingAnythingAnswers500) {
+  // Inline (the handler's own strand) and from another thread: either way the request is
+  // answered, and the connection and server carry on.
+  StartServer({}, [](HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
+    auto boom = []() -> HttpResponse { throw 42; };
+    if (r.Path() == "/inline") return responder->SendDeferred(boom);
+    if (r.Path() == "/thread") {
+      return std::thread([responder, boom] { responder->SendDeferred(boom); }).detach();
+    }
+    Ok(r, std::move(responder));
+  });
+  Client c(server_->port());
+  for (const char* path : {"/inline", "/thread"}) {
+    c.Send(Get(path));
+    EXPECT_EQ(c.Read().status, 500) << path;
+  }
+  c.Send(Post("/after", "2"));
+  EXPECT_EQ(c.Read().body, "2");
+}
+
 TEST_F(HttpServerLimitsTest, OversizedHeaderIs431) {
   HttpServerOptions o;
   o.max_header_size = 4096;
