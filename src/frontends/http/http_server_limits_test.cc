@@ -27,13 +27,10 @@ void Ok(HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
 class HttpServerLimitsTest : public ::testing::Test {
  protected:
   void StartServer(HttpServerOptions options, HttpHandler handler = Ok) {
-    options.address = "127.0.0.1";
-    options.port = 0;
-    options.thread_count = 2;
-    auto created = HttpServer::Create(options, std::move(handler));
-    ASSERT_TRUE(created.ok()) << created.status().message();
-    server_ = std::move(created).value();
-    ASSERT_TRUE(server_->Start().ok());
+    auto started = StartLoopbackServer(std::move(handler), std::move(options));
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    server_ = std::move(started).value();
+    ASSERT_GT(server_->port(), 0);
   }
 
   // The server still answers a fresh connection.

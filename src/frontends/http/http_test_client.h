@@ -1,5 +1,5 @@
-// A blocking HTTP/1.1 test client over one POSIX TCP connection to 127.0.0.1, for the
-// HttpServer tests (real sockets, no Beast on the client side).
+// For the HttpServer tests (real sockets, no Beast on the client side): a blocking HTTP/1.1
+// client over one POSIX TCP connection to 127.0.0.1, and a server started on loopback.
 #pragma once
 
 #include <arpa/inet.h>
@@ -12,6 +12,8 @@
 #include <map>
 #include <string>
 #include <string_view>
+
+#include "frontends/http/http_server.h"
 
 namespace nereid::testing_http {
 
@@ -113,6 +115,18 @@ inline std::string Post(std::string_view path, std::string_view body, std::strin
   return "POST " + std::string(path) +
          " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
          std::string(extra) + "\r\n" + std::string(body);
+}
+
+// Creates and starts `handler` on 127.0.0.1, an ephemeral port, two I/O threads.
+inline StatusOr<std::unique_ptr<HttpServer>> StartLoopbackServer(HttpHandler handler,
+                                                                 HttpServerOptions options) {
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.thread_count = 2;
+  NEREID_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server,
+                          HttpServer::Create(options, std::move(handler)));
+  NEREID_RETURN_IF_ERROR(server->Start());
+  return server;
 }
 
 }  // namespace nereid::testing_http
