@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -22,6 +23,10 @@
 #include "frontends/metrics/metrics_service.h"
 
 namespace {
+
+// After the shutdown deadline, the HTTP server still gets this long to write the replies of the
+// requests that were answered UNAVAILABLE at the deadline.
+constexpr std::chrono::milliseconds kReplyGrace{1000};
 
 std::string DefaultBackendDirectory() {
   std::error_code ec;
@@ -146,11 +151,19 @@ int Run(int argc, char** argv) {
   // gRPC calls and streams in progress get until the deadline; the rest are cancelled.
   if (grpc) grpc->StopAccepting(std::chrono::system_clock::now() + remaining());
   const bool drained = (*server)->Stop(deadline);
-  if (http) http->Stop(remaining());
+  // The replies of requests answered at the deadline (UNAVAILABLE) still get a moment to go out.
+  if (http) http->Stop(std::max(remaining(), kReplyGrace));
   http.reset();
   grpc.reset();  // before the models go: no gRPC thread may call the server afterwards
+  if (!drained) {
+    // A backend is still executing: destroying the server would unload its code under it.
+    // Leave as Triton does ("exiting immediately"), without running any destructor.
+    LOG_INFO("stopped (executions still running were abandoned)");
+    spdlog::shutdown();
+    std::_Exit(0);
+  }
   server->reset();
-  LOG_INFO("stopped{}", drained ? "" : " (in-flight requests were abandoned)");
+  LOG_INFO("stopped");
   return 0;
 }
 

@@ -181,30 +181,44 @@ def test_at_the_connection_limit_busy_connections_are_kept_and_the_new_client_ge
 def test_shutdown_keeps_to_one_exit_timeout():
     # Issue 22 item 6: requests queued on a slow model outlast --exit-timeout-secs; the server
     # used to wait the timeout for the inferences and then again for their HTTP connections.
+    # Issue 14 item 1: past the deadline the queued requests are answered 503, nothing of the
+    # server is destroyed while a request can still complete (ASan saw a use-after-free there),
+    # and the process exits 0.
     timeout = 3
     s = Server([repo("fixtures", "features")], [f"--exit-timeout-secs={timeout}", "--log-verbose=1"],
                name="exit-deadline").start()
     try:
         x = np.array([1.0], dtype=np.float32)
         body, headers = build_infer_request([tensor("INPUT0", "FP32", x)])
+        statuses = []
 
         def send():
             try:
-                requests.post(s.url("/v2/models/slow_identity/infer"), data=body, headers=headers,
-                              timeout=60)
-            except requests.RequestException:
-                pass  # abandoned at exit: the connection closes
+                r = requests.post(s.url("/v2/models/slow_identity/infer"), data=body,
+                                  headers=headers, timeout=60)
+                statuses.append((r.status_code, r.text))
+            except requests.RequestException as e:
+                statuses.append((0, repr(e)))
 
         threads = [threading.Thread(target=send, daemon=True) for _ in range(30)]  # ~9 s of work
         for t in threads:
             t.start()
-        s.wait_for_log("/v2/models/slow_identity/infer")
-        time.sleep(0.5)  # let the rest queue up behind the first
+        deadline = time.monotonic() + 30  # every request has reached the server (it logs each)
+        while s.stderr().count("/v2/models/slow_identity/infer") < len(threads):
+            assert time.monotonic() < deadline, s.stderr()[-2000:]
+            time.sleep(0.02)
         started = time.monotonic()
         s.send_signal(signal.SIGTERM)
-        s.wait(timeout=60)
+        assert s.wait(timeout=60) == 0, s.stderr()
         elapsed = time.monotonic() - started
+        for t in threads:
+            t.join(10)
         assert "Exit timeout expired" in s.stderr()
         assert elapsed < timeout * 1.5, f"exit took {elapsed:.1f} s for a {timeout} s timeout"
+        ok = [st for st in statuses if st[0] == 200]
+        refused = [st for st in statuses if st[0] == 503]
+        assert len(ok) + len(refused) == len(threads), statuses
+        assert ok and refused, statuses
+        assert all("exit timeout expired" in text for _, text in refused), refused[:3]
     finally:
         s.kill()

@@ -53,7 +53,21 @@ class InferenceRequest {
   // Optional: set by a frontend that can learn the client gave up (cancel_token.h). Schedulers
   // drop a cancelled request instead of executing it.
   std::shared_ptr<const CancelToken> cancel_token;
-  bool IsCancelled() const { return cancel_token != nullptr && cancel_token->cancelled(); }
+  // Set by the server: cancelled when shutdown passes --exit-timeout-secs, so every request still
+  // queued is answered at once instead of run.
+  std::shared_ptr<const CancelToken> server_stop;
+  bool IsCancelled() const {
+    return (cancel_token != nullptr && cancel_token->cancelled()) ||
+           (server_stop != nullptr && server_stop->cancelled());
+  }
+  // What a scheduler answers a request it dropped because IsCancelled(): Triton's CANCELLED
+  // "Request was cancelled", or UNAVAILABLE when the server's shutdown abandoned it.
+  Status CancelledStatus() const {
+    if (server_stop != nullptr && server_stop->cancelled()) {
+      return Unavailable("Server is stopping: the exit timeout expired before the request ran");
+    }
+    return Status(StatusCode::kCancelled, std::string(kRequestCancelledMessage));
+  }
 
  private:
   std::vector<std::shared_ptr<const void>> owners_;

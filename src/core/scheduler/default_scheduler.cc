@@ -87,7 +87,7 @@ void DefaultScheduler::ExecutorLoop(size_t index) {
     if (job.request->IsCancelled()) {  // the client gave up while it waited: do not run it
       lock.unlock();
       stats_->RecordFailure(FailureReason::kCanceled, job.request_start_ns, NowNs());
-      job.done(Status(StatusCode::kCancelled, std::string(kRequestCancelledMessage)));
+      job.done(job.request->CancelledStatus());
       job = SchedulerJob();
       lock.lock();
       continue;

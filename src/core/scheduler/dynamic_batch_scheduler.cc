@@ -90,7 +90,7 @@ void DynamicBatchScheduler::AnswerCancelled(std::vector<SchedulerJob>& cancelled
   LOG_VERBOSE(1, "model '{}': dropped {} cancelled request(s)", model_->name, cancelled.size());
   for (SchedulerJob& job : cancelled) {
     stats_->RecordFailure(FailureReason::kCanceled, job.request_start_ns, NowNs());
-    job.done(Status(StatusCode::kCancelled, std::string(kRequestCancelledMessage)));
+    job.done(job.request->CancelledStatus());
   }
   cancelled.clear();
 }

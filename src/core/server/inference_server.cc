@@ -130,7 +130,7 @@ void InferenceServer::LoadModelAsync(const std::string& name, ModelLoadParameter
   if (options_.model_control_mode != ModelControlMode::kExplicit) {
     return done(ModelControlDisabled());
   }
-  if (stopping_.load(std::memory_order_acquire)) {
+  if (admission_->closed()) {
     return done(Unavailable("Server is stopping; models can no longer be loaded"));
   }
   load_pool_->Submit([this, name, params = std::move(params), done = std::move(done)] {
@@ -155,10 +155,10 @@ bool InferenceServer::PollRepositoryNow() {
   return true;
 }
 
-bool InferenceServer::IsLive() const { return !stopping_.load(std::memory_order_acquire); }
+bool InferenceServer::IsLive() const { return !admission_->closed(); }
 
 bool InferenceServer::IsReady() const {
-  if (stopping_.load(std::memory_order_acquire)) return false;
+  if (admission_->closed()) return false;
   return !options_.strict_readiness || repository_->AllReady();
 }
 
@@ -243,7 +243,8 @@ StatusOr<std::vector<ModelVersionStatistics>> InferenceServer::GetModelStatistic
 
 void InferenceServer::InferAsync(std::unique_ptr<InferenceRequest>&& request, InferCallback done,
                                  const InferOptions& options) {
-  if (stopping_.load(std::memory_order_acquire)) {
+  std::optional<Admission::Ticket> ticket = admission_->Enter();
+  if (!ticket) {
     done(Unavailable("Server is stopping; no new inference requests are accepted"));
     return;
   }
@@ -253,29 +254,35 @@ void InferenceServer::InferAsync(std::unique_ptr<InferenceRequest>&& request, In
     return;
   }
   request->received_at = std::chrono::steady_clock::now();
-  inflight_.fetch_add(1, std::memory_order_acq_rel);
-  ModelVersion::Infer(*model, std::move(request),
-                      [this, done = std::move(done)](
-                          StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
-                        done(std::move(result));
-                        inflight_.fetch_sub(1, std::memory_order_acq_rel);
-                      },
-                      options.allow_inline);
+  request->server_stop = stop_token_;
+  // The ticket is released when the callback is destroyed, after it ran: the request is counted
+  // until nothing of it can run any more. Nothing here captures `this`.
+  ModelVersion::Infer(
+      *model, std::move(request),
+      [ticket = std::make_shared<Admission::Ticket>(std::move(*ticket)), done = std::move(done)](
+          StatusOr<std::unique_ptr<InferenceResponse>> result) { done(std::move(result)); },
+      options.allow_inline);
 }
 
-bool InferenceServer::Stop(std::chrono::steady_clock::time_point deadline) {
-  stopping_.store(true, std::memory_order_release);
+bool InferenceServer::Stop(std::chrono::steady_clock::time_point deadline,
+                           std::chrono::milliseconds grace) {
+  admission_->Close();
   if (poller_) poller_->Stop();
-  bool drained = true;
-  while (inflight_.load(std::memory_order_acquire) > 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      LOG_WARNING("Exit timeout expired. Exiting immediately.");
-      drained = false;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  bool drained = admission_->WaitDrained(deadline);
+  if (!drained) {
+    LOG_WARNING(
+        "Exit timeout expired: answering the {} request(s) still queued and waiting up to "
+        "{} ms for the executions still running",
+        admission_->inflight(), grace.count());
+    stop_token_->Cancel();
+    drained = admission_->WaitDrained(std::chrono::steady_clock::now() + grace);
   }
-  if (drained) repository_->UnloadAll();
+  if (drained) {
+    repository_->UnloadAll();
+  } else {
+    LOG_WARNING("Exit timeout expired. Exiting immediately: {} execution(s) still running",
+                admission_->inflight());
+  }
   return drained;
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/repository/load_override.h"
 #include "core/request/inference_request.h"
+#include "core/server/admission.h"
 #include "core/stats/model_stats.h"
 #include "core/tensor/shape.h"
 #include "nereid/status.h"
@@ -150,12 +151,16 @@ class InferenceServer {
   ModelControlMode control_mode() const { return options_.model_control_mode; }
 
   // Graceful stop: refuse new inferences (UNAVAILABLE), wait until `deadline` for those in
-  // flight, then unload every model. Returns false when the deadline passed first. The caller
-  // computes the deadline once (now + exit_timeout_secs) for the whole shutdown, so the
-  // frontends that stop after this share the same budget instead of waiting again.
-  bool Stop(std::chrono::steady_clock::time_point deadline);
+  // flight, then unload every model. The caller computes the deadline once (now +
+  // exit_timeout_secs) for the whole shutdown, so the frontends that stop after this share it.
+  // Past the deadline, every request still queued is answered UNAVAILABLE instead of run, and
+  // executions already running get up to `grace` more to finish (a backend cannot be
+  // interrupted). Returns false when some are still running then: the models are not unloaded,
+  // and the caller must not destroy this server (their code still runs); it exits the process.
+  bool Stop(std::chrono::steady_clock::time_point deadline,
+            std::chrono::milliseconds grace = std::chrono::seconds(5));
 
-  int64_t InflightCount() const { return inflight_.load(std::memory_order_acquire); }
+  int64_t InflightCount() const { return admission_->inflight(); }
 
  private:
   InferenceServer(const ServerOptions& options, std::unique_ptr<ModelRepository> repository);
@@ -167,8 +172,11 @@ class InferenceServer {
   std::unique_ptr<ModelRepository> repository_;  // declared after registry_: destroyed first
   std::unique_ptr<RepositoryPoller> poller_;     // POLL mode only
   std::unique_ptr<TaskPool> load_pool_;          // runs LoadModelAsync
-  std::atomic<bool> stopping_{false};
-  std::atomic<int64_t> inflight_{0};
+  // Inferences taken and not finished, and whether new ones are taken (one atomic step). Shared
+  // with every request in flight, so one that completes after this server is gone is harmless.
+  std::shared_ptr<Admission> admission_ = Admission::Create();
+  // Cancelled when shutdown passes its deadline: queued requests are answered, not run.
+  std::shared_ptr<CancelToken> stop_token_ = std::make_shared<CancelToken>();
 };
 
 }  // namespace nereid

@@ -65,7 +65,7 @@ void SequenceBatchScheduler::AnswerCancelled(std::vector<Job>& dropped) {
               dropped.size());
   for (Job& j : dropped) {
     stats_->RecordFailure(FailureReason::kCanceled, j.job.request_start_ns, NowNs());
-    j.job.done(Status(StatusCode::kCancelled, std::string(kRequestCancelledMessage)));
+    j.job.done(j.job.request->CancelledStatus());
   }
   dropped.clear();
 }
