@@ -112,3 +112,26 @@ def types_server():
 @pytest.fixture(scope="module")
 def features_server():
     yield from _serve([repo("fixtures", "features")], "features")
+
+
+# ------------------------------------------------------------------------------------ sanitizers
+
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                     "WARNING: ThreadSanitizer")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A sanitizer build (scripts/test --sanitize) reports into the servers' stderr, which a test
+    may never look at (a leak shows only at exit): any report fails the run."""
+    found = []
+    for s in helpers.STARTED_SERVERS:
+        text = s.stderr()
+        for marker in SANITIZER_MARKERS:
+            at = text.find(marker)
+            if at >= 0:
+                found.append(f"--- {s.name} port {s.port}: {s.stderr_path}\n"
+                             f"{text[max(0, at - 200):at + 3000]}")
+                break
+    if found:
+        print("\nSanitizer reports in nereid's output:\n" + "\n".join(found), file=sys.stderr)
+        session.exitstatus = 1

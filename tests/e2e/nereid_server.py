@@ -142,6 +142,15 @@ class Server:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
+    def sanitized(self):
+        """True when this server is a sanitizer build (scripts/test --sanitize): its heap is the
+        sanitizer's, so resident-memory figures say nothing about glibc's allocator."""
+        try:
+            with open(f"/proc/{self.proc.pid}/maps") as f:
+                return any(lib in f.read() for lib in ("libasan", "libtsan"))
+        except OSError:
+            return False
+
     def send_signal(self, sig):
         self.proc.send_signal(sig)
 

@@ -189,6 +189,8 @@ def test_memory_of_a_cancelled_burst_is_returned(pbs, seq_repo):  # noqa: F811
     near where it was (before the fix they ran one by one, a minute apart)."""
     n, pad = 600, "x" * (128 * 1024)
     with start_server(seq_repo) as s:
+        if s.sanitized():
+            pytest.skip("a sanitizer build keeps freed memory in its quarantine and never trims")
         stub = s.stub()
         for k in range(50):  # warm the allocator and the gRPC buffers up (the slot is free)
             assert call(stub, 1000 + k, k, start=True, end=True) == k
