@@ -185,8 +185,8 @@ def test_shutdown_keeps_to_one_exit_timeout():
     # server is destroyed while a request can still complete (ASan saw a use-after-free there),
     # and the process exits 0.
     timeout = 3
-    s = Server([repo("fixtures", "features")], [f"--exit-timeout-secs={timeout}", "--log-verbose=1"],
-               name="exit-deadline").start()
+    s = Server([repo("fixtures", "features")],
+               [f"--exit-timeout-secs={timeout}", "--log-verbose=1"], name="exit-deadline").start()
     try:
         x = np.array([1.0], dtype=np.float32)
         body, headers = build_infer_request([tensor("INPUT0", "FP32", x)])
