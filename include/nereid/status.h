@@ -5,7 +5,6 @@
 // (see src/frontends/*/status_mapping). The detail is in the message.
 #pragma once
 
-#include <cassert>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,15 +14,15 @@ namespace nereid {
 
 enum class StatusCode : unsigned char {
   kOk = 0,
-  kUnknown,          // HTTP 400, gRPC UNKNOWN
-  kInternal,         // HTTP 500, gRPC INTERNAL
-  kNotFound,         // HTTP 404, gRPC NOT_FOUND
-  kInvalidArgument,  // HTTP 400, gRPC INVALID_ARGUMENT
-  kUnavailable,      // HTTP 503, gRPC UNAVAILABLE
-  kUnsupported,      // HTTP 501, gRPC UNIMPLEMENTED
-  kAlreadyExists,    // HTTP 400, gRPC ALREADY_EXISTS
-  kCancelled,        // HTTP 400, gRPC CANCELLED
-  kPermissionDenied, // HTTP 403, gRPC UNAVAILABLE (Triton's restricted-API answer)
+  kUnknown,           // HTTP 400, gRPC UNKNOWN
+  kInternal,          // HTTP 500, gRPC INTERNAL
+  kNotFound,          // HTTP 404, gRPC NOT_FOUND
+  kInvalidArgument,   // HTTP 400, gRPC INVALID_ARGUMENT
+  kUnavailable,       // HTTP 503, gRPC UNAVAILABLE
+  kUnsupported,       // HTTP 501, gRPC UNIMPLEMENTED
+  kAlreadyExists,     // HTTP 400, gRPC ALREADY_EXISTS
+  kCancelled,         // HTTP 400, gRPC CANCELLED
+  kPermissionDenied,  // HTTP 403, gRPC UNAVAILABLE (Triton's restricted-API answer)
 };
 
 // Immutable result of an operation. Cheap to copy when OK (no allocation).
@@ -46,16 +45,26 @@ class [[nodiscard]] Status {
 
   static std::string_view CodeName(StatusCode code) {
     switch (code) {
-      case StatusCode::kOk: return "OK";
-      case StatusCode::kUnknown: return "Unknown";
-      case StatusCode::kInternal: return "Internal";
-      case StatusCode::kNotFound: return "Not found";
-      case StatusCode::kInvalidArgument: return "Invalid argument";
-      case StatusCode::kUnavailable: return "Unavailable";
-      case StatusCode::kUnsupported: return "Unsupported";
-      case StatusCode::kAlreadyExists: return "Already exists";
-      case StatusCode::kCancelled: return "Cancelled";
-      case StatusCode::kPermissionDenied: return "Permission denied";
+      case StatusCode::kOk:
+        return "OK";
+      case StatusCode::kUnknown:
+        return "Unknown";
+      case StatusCode::kInternal:
+        return "Internal";
+      case StatusCode::kNotFound:
+        return "Not found";
+      case StatusCode::kInvalidArgument:
+        return "Invalid argument";
+      case StatusCode::kUnavailable:
+        return "Unavailable";
+      case StatusCode::kUnsupported:
+        return "Unsupported";
+      case StatusCode::kAlreadyExists:
+        return "Already exists";
+      case StatusCode::kCancelled:
+        return "Cancelled";
+      case StatusCode::kPermissionDenied:
+        return "Permission denied";
     }
     return "Unknown";
   }
@@ -87,9 +96,10 @@ inline Status UnknownError(std::string msg) { return Status(StatusCode::kUnknown
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
-    assert(!std::get<Status>(v_).ok() && "StatusOr built from an OK status");
-  }
+  // An OK status carries no value, so it becomes an Internal error in every build type: a caller
+  // that checks ok() never reads a value that is not there.
+  StatusOr(Status status)  // NOLINT: implicit by design
+      : v_(status.ok() ? Internal("StatusOr built from an OK status") : std::move(status)) {}
   StatusOr(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -114,9 +124,9 @@ class [[nodiscard]] StatusOr {
 #define NEREID_STATUS_CONCAT_(a, b) NEREID_STATUS_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function when `expr` (a Status) is not OK.
-#define NEREID_RETURN_IF_ERROR(expr)             \
-  do {                                           \
-    ::nereid::Status nereid_status_ = (expr);    \
+#define NEREID_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::nereid::Status nereid_status_ = (expr);        \
     if (!nereid_status_.ok()) return nereid_status_; \
   } while (0)
 

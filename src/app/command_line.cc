@@ -3,32 +3,56 @@
 #include <sched.h>
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <thread>
+
+#include "common/parse_number.h"
 
 namespace nereid {
 namespace {
 
 // Triton flags accepted so that existing command lines keep working, whose feature this build
 // does not provide (yet, or ever on CPU). Each use is reported at start-up.
-constexpr const char* kCompatFlags[] = {
-    "--grpc-infer-allocation-pool-size", "--grpc-max-response-pool-size",
-    "--grpc-header-forward-pattern", "--grpc-restricted-protocol",
-    "--http-header-forward-pattern", "--http-restricted-api",
-    "--allow-gpu-metrics", "--trace-config",
-    "--trace-file", "--trace-level", "--trace-rate", "--trace-count", "--trace-log-frequency",
-    "--model-load-retry-count", "--model-namespacing",
-    "--repoagent-directory", "--cache-directory", "--cache-config", "--response-cache-byte-size",
-    "--rate-limit", "--rate-limit-resource", "--pinned-memory-pool-byte-size",
-    "--cuda-memory-pool-byte-size", "--cuda-virtual-address-size",
-    "--buffer-manager-thread-count", "--host-policy", "--model-load-gpu-limit",
-    "--min-supported-compute-capability", "--enable-peer-access", "--allow-client-shm",
-    "--allow-sagemaker", "--sagemaker-port", "--sagemaker-safe-port-range",
-    "--sagemaker-thread-count", "--allow-vertex-ai", "--vertex-ai-port",
-    "--vertex-ai-thread-count", "--vertex-ai-default-model"};
+constexpr const char* kCompatFlags[] = {"--grpc-infer-allocation-pool-size",
+                                        "--grpc-max-response-pool-size",
+                                        "--grpc-header-forward-pattern",
+                                        "--grpc-restricted-protocol",
+                                        "--http-header-forward-pattern",
+                                        "--http-restricted-api",
+                                        "--allow-gpu-metrics",
+                                        "--trace-config",
+                                        "--trace-file",
+                                        "--trace-level",
+                                        "--trace-rate",
+                                        "--trace-count",
+                                        "--trace-log-frequency",
+                                        "--model-load-retry-count",
+                                        "--model-namespacing",
+                                        "--repoagent-directory",
+                                        "--cache-directory",
+                                        "--cache-config",
+                                        "--response-cache-byte-size",
+                                        "--rate-limit",
+                                        "--rate-limit-resource",
+                                        "--pinned-memory-pool-byte-size",
+                                        "--cuda-memory-pool-byte-size",
+                                        "--cuda-virtual-address-size",
+                                        "--buffer-manager-thread-count",
+                                        "--host-policy",
+                                        "--model-load-gpu-limit",
+                                        "--min-supported-compute-capability",
+                                        "--enable-peer-access",
+                                        "--allow-client-shm",
+                                        "--allow-sagemaker",
+                                        "--sagemaker-port",
+                                        "--sagemaker-safe-port-range",
+                                        "--sagemaker-thread-count",
+                                        "--allow-vertex-ai",
+                                        "--vertex-ai-port",
+                                        "--vertex-ai-thread-count",
+                                        "--vertex-ai-default-model"};
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -46,10 +70,22 @@ Status ParseBackendConfig(const std::string& text, ServerOptions* server) {
   }
   const size_t eq = setting.find('=');
   if (eq == std::string::npos || eq == 0) {
-    return InvalidArgument("--backend-config option format is '<backend name>,<setting>=<value>'."
-                           " Got " + text);
+    return InvalidArgument(
+        "--backend-config option format is '<backend name>,<setting>=<value>'."
+        " Got " +
+        text);
   }
-  server->backend_config.push_back({backend, {setting.substr(0, eq), setting.substr(eq + 1)}});
+  std::string key = setting.substr(0, eq);
+  std::string value = setting.substr(eq + 1);
+  if (key == "default-max-batch-size") {
+    auto number = ParseInteger<int>(value);
+    if (!number || *number < 0) {
+      return InvalidArgument(
+          "--backend-config default-max-batch-size must be a non-negative integer, got '" + value +
+          "'");
+    }
+  }
+  server->backend_config.push_back({backend, {std::move(key), std::move(value)}});
   return Status::Ok();
 }
 
@@ -190,7 +226,8 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
                  "Requests each sequence-batching model may hold queued, in its slots and its "
                  "backlog, before refusing more (0: unbounded)");
   app.add_option("--model-load-thread-count", s.model_load_thread_count,
-                 "Models loaded in parallel")->check(CLI::PositiveNumber);
+                 "Models loaded in parallel")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--disable-auto-complete-config", raw.disable_auto_complete,
                "Do not let backends complete model configurations");
   app.add_option("--strict-model-config", raw.strict_model_config,

@@ -91,6 +91,29 @@ TEST(CommandLineTest, RepeatedRepositoriesAndValues) {
   EXPECT_EQ(o->http.address, "::1");
 }
 
+// Issue 14 item 6: configuration numbers are the whole text or an error, never a prefix.
+TEST(CommandLineTest, NumbersAreParsedStrictly) {
+  for (const char* bad :
+       {"--backend-config=default-max-batch-size=12abc",
+        "--backend-config=onnxruntime,default-max-batch-size=-1",
+        "--backend-config=default-max-batch-size=", "--backend-config=default-max-batch-size= 4"}) {
+    auto o = Parse({"--model-repository=/m", bad});
+    ASSERT_FALSE(o.ok()) << bad;
+    EXPECT_EQ(
+        o.status().message().rfind(
+            "--backend-config default-max-batch-size must be a non-negative integer, got '", 0),
+        0u)
+        << o.status().message();
+  }
+  for (const char* bad : {"--http-port=12abc", "--exit-timeout-secs=5x", "--log-verbose=1.5",
+                          "--http-max-input-size=64k", "--model-load-thread-count=2 "}) {
+    EXPECT_FALSE(Parse({"--model-repository=/m", bad}).ok()) << bad;
+  }
+  auto ok = Parse({"--model-repository=/m", "--backend-config=default-max-batch-size=0"});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->server.backend_config[0].second.second, "0");
+}
+
 TEST(CommandLineTest, StrictModelConfigDisablesAutoComplete) {
   EXPECT_TRUE(
       Parse({"--model-repository=/m", "--strict-model-config=true"})->server.disable_auto_complete);

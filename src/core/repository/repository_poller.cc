@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/logging.h"
+#include "common/parse_number.h"
 
 namespace nereid {
 
@@ -111,9 +112,10 @@ void RepositoryPoller::ScanOnce() {
       for (const auto& [v, hash] : cur->second.fingerprint.versions) {
         auto old = app->second.fingerprint.versions.find(v);
         if (old == app->second.fingerprint.versions.end() || old->second != hash) continue;
-        try {
-          task.reusable.insert(std::stoll(v));
-        } catch (...) {
+        if (auto number = ParseInteger<int64_t>(v)) {
+          task.reusable.insert(*number);
+        } else {
+          LOG_VERBOSE(1, "model '{}': '{}' is not a version number; it is reloaded", name, v);
         }
       }
     }

@@ -6,6 +6,7 @@
 
 #include "common/error_text.h"
 #include "common/logging.h"
+#include "common/parse_number.h"
 #include "core/model/backend_registry.h"
 #include "core/repository/model_repository.h"
 #include "core/repository/repository_poller.h"
@@ -17,19 +18,22 @@ namespace {
 
 // Extensions this build really implements, in Triton's order (REFERENCE.md §1.1).
 std::vector<std::string> Extensions() {
-  return {"classification",      "sequence",           "model_repository",
-          "model_repository(unload_dependents)", "schedule_policy", "model_configuration",
-          "binary_tensor_data",  "parameters",         "statistics"};
+  return {"classification",     "sequence",
+          "model_repository",   "model_repository(unload_dependents)",
+          "schedule_policy",    "model_configuration",
+          "binary_tensor_data", "parameters",
+          "statistics"};
 }
 
 int DefaultMaxBatchSize(const ServerOptions& options) {
   int value = 4;
   for (const auto& [backend, kv] : options.backend_config) {
     if (kv.first == "default-max-batch-size") {
-      try {
-        value = std::stoi(kv.second);
-      } catch (...) {
-        LOG_WARNING("ignoring non-numeric default-max-batch-size '{}'", kv.second);
+      // The command line refuses anything else; options built in code are checked here too.
+      if (auto number = ParseInteger<int>(kv.second); number && *number >= 0) {
+        value = *number;
+      } else {
+        LOG_WARNING("ignoring default-max-batch-size '{}': not a non-negative integer", kv.second);
       }
     }
   }
@@ -75,9 +79,9 @@ StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(const ServerO
   server->load_pool_ = std::make_unique<TaskPool>(options.model_load_thread_count);
   const std::vector<Status> errors = server->LoadAtStart();
   if (!errors.empty() && options.exit_on_error) {
-    return Status(errors.front().code(),
-                  "failed to load all models (" + std::to_string(errors.size()) +
-                      " failed); first error: " + errors.front().message());
+    return Status(errors.front().code(), "failed to load all models (" +
+                                             std::to_string(errors.size()) +
+                                             " failed); first error: " + errors.front().message());
   }
   return server;
 }
