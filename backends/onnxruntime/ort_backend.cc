@@ -51,7 +51,8 @@ class LogRouter {
                        const char*, const char* message) noexcept {
     try {
       Get().Log(severity, category, message);
-    } catch (...) {  // nothing may unwind into ORT
+    } catch (...) {  // nothing may unwind into ORT; the log sink itself failed, so use stderr
+      std::fputs("onnxruntime: a log message was lost: the log sink threw\n", stderr);
     }
   }
 
