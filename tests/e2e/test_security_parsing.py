@@ -277,3 +277,22 @@ def test_instance_count_is_capped_per_model(explicit):
     assert_error(r, 400, "at most 512 are allowed per model")
     cfg["instance_group"] = [{"kind": "KIND_CPU", "count": 2}]
     assert load(explicit, "ident", {"config": json.dumps(cfg)}).status_code == 200
+
+
+# -------------------------------------------- found by fuzzing (issue 14 item 9, docs/fuzzing.md)
+
+LONG_ZERO = "0." + "0" * 495
+
+
+def test_json_numbers_rapidjson_could_not_convert_do_not_crash(server):
+    # rapidjson 1.1.0's full-precision conversion of this number read ~4 GB past a static table:
+    # one 500-byte request killed the server (fuzz_json_infer's first finding).
+    r = server.post("/v2/models/identity_fp32/infer", data=LONG_ZERO, timeout=PROMPT)
+    assert_error(r, 400, "the inference request must be a JSON object")
+    text = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "FP64", "shape": [1, 3],
+                                   "data": [7, 8, 9]}]})
+    text = text.replace("[7, 8, 9]", f"[{LONG_ZERO}, {LONG_ZERO}1e-2147483600, 0.1]")
+    r = server.post("/v2/models/identity_fp64/infer", data=text, timeout=PROMPT)
+    assert r.status_code == 200, r.content
+    assert r.json()["outputs"][0]["data"] == [0.0, 0.0, 0.1]
+    still_serving(server)

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -137,6 +139,52 @@ TEST(JsonRequestCodecTest, ValuesMustFitTheDatatype) {
   EXPECT_FALSE(DecodeInput("FP32", "[1]", R"([{"a":1}])").ok());
   EXPECT_FALSE(DecodeInput("FP32", "[1]", "1.0").ok());
   EXPECT_TRUE(DecodeInput("FP32", "[1]", "[7]").ok());  // integers are fine for floats
+}
+
+// Found by fuzz/fuzz_json_infer: rapidjson's full-precision conversion of "0." and ~500 zeros read
+// far outside a static table and crashed the server. Numbers are now converted with from_chars.
+TEST(JsonRequestCodecTest, NumbersRapidjsonCouldNotConvertAreSafe) {
+  const std::string zeros = "0." + std::string(495, '0');
+  EXPECT_NE(ErrorOf(DecodeJson(zeros)), "");  // not an object: refused, not a crash
+  auto r =
+      DecodeInput("FP64", "[3]", "[" + zeros + ", " + zeros + "1e-2147483600, -" + zeros + "]");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto v = Values<double>(r->request->inputs[0]);
+  EXPECT_EQ(v, (std::vector<double>{0.0, 0.0, 0.0}));
+  EXPECT_TRUE(std::signbit(v[2]));
+}
+
+// The conversion is exact (as rapidjson's full precision meant to be): FP64 values round-trip,
+// integers stay integers as long as they fit 64 bits, NaN and Infinity are accepted.
+TEST(JsonRequestCodecTest, NumbersAreConvertedExactly) {
+  auto r = DecodeInput("FP64", "[6]",
+                       "[0.1, 1.7976931348623157e308, 4.9406564584124654e-324, "
+                       "2.2250738585072014e-308, -0.0, 1e-400]");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto v = Values<double>(r->request->inputs[0]);
+  EXPECT_EQ(v[0], 0.1);
+  EXPECT_EQ(v[1], std::numeric_limits<double>::max());
+  EXPECT_EQ(v[2], std::numeric_limits<double>::denorm_min());
+  EXPECT_EQ(v[3], std::numeric_limits<double>::min());
+  EXPECT_TRUE(std::signbit(v[4]));
+  EXPECT_EQ(v[5], 0.0);
+
+  r = DecodeInput("INT64", "[3]", "[-9223372036854775808, 9223372036854775807, -0]");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values<int64_t>(r->request->inputs[0]),
+            (std::vector<int64_t>{INT64_MIN, INT64_MAX, 0}));
+  r = DecodeInput("UINT64", "[1]", "[18446744073709551615]");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Values<uint64_t>(r->request->inputs[0]), (std::vector<uint64_t>{UINT64_MAX}));
+  // Beyond 64 bits an integer is a double, as rapidjson reports it: not an INT64.
+  EXPECT_NE(ErrorOf(DecodeInput("INT64", "[1]", "[18446744073709551616]")).size(), 0u);
+
+  r = DecodeInput("FP32", "[3]", "[NaN, Infinity, -Inf]");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto f = Values<float>(r->request->inputs[0]);
+  EXPECT_TRUE(std::isnan(f[0]));
+  EXPECT_EQ(f[1], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(f[2], -std::numeric_limits<float>::infinity());
 }
 
 TEST(JsonRequestCodecTest, DatatypeAfterDataIsChecked) {

@@ -429,8 +429,12 @@ StatusOr<ParsedInferHeader> ParseInferRequestJson(std::string_view json) {
   rapidjson::MemoryStream stream(json.data(), json.size());
   rapidjson::Reader reader;
   // Iterative parsing: no recursion, so nesting cannot exhaust the stack even before the
-  // handler's depth limit trips.
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag |
+  // handler's depth limit trips. Numbers arrive as text and are converted by the adapter with
+  // std::from_chars (exact, like full precision): rapidjson 1.1.0's own full-precision conversion
+  // reads far outside a static table for inputs such as "0." followed by 500 zeros, which
+  // crashed the server (found by fuzz/fuzz_json_infer; docs/fuzzing.md).
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+                              rapidjson::kParseNumbersAsStringsFlag |
                               rapidjson::kParseNanAndInfFlag;
   const rapidjson::ParseResult result = reader.Parse<kFlags>(stream, adapter);
   if (!handler.status().ok()) return handler.status();

@@ -4,8 +4,12 @@
 
 #include <rapidjson/reader.h>
 
+#include <charconv>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <string_view>
+#include <system_error>
 
 namespace nereid {
 
@@ -65,7 +69,33 @@ class JsonEventAdapter {
     e.d = d;
     return sink_->On(e);
   }
-  bool RawNumber(const char*, rapidjson::SizeType, bool) { return false; }  // flag not used
+  // kParseNumbersAsStringsFlag: `s` is a number rapidjson has checked against JSON's grammar (or
+  // NaN / Inf / Infinity, optionally negative). Reported as rapidjson would report the parsed
+  // value: integers that fit 64 bits as integers, everything else as a correctly rounded double
+  // (out of range: +-infinity or zero, as strtod gives).
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    const char* end = s + n;
+    if (n == 0) return false;
+    if (std::string_view(s, n).find_first_of(".eEINa") == std::string_view::npos) {
+      if (*s == '-') {
+        int64_t v = 0;
+        auto [p, ec] = std::from_chars(s, end, v);
+        if (ec == std::errc() && p == end) return Int64(v);
+      } else {
+        uint64_t v = 0;
+        auto [p, ec] = std::from_chars(s, end, v);
+        if (ec == std::errc() && p == end) return Uint64(v);
+      }
+    }
+    double d = 0;
+    auto [p, ec] = std::from_chars(s, end, d);
+    if (ec == std::errc::result_out_of_range) {
+      d = std::strtod(std::string(s, n).c_str(), nullptr);  // +-HUGE_VAL or the underflow value
+    } else if (ec != std::errc() || p != end) {
+      return false;
+    }
+    return Double(d);
+  }
   bool String(const char* s, rapidjson::SizeType n, bool) { return Text(JsonEv::kString, s, n); }
   bool Key(const char* s, rapidjson::SizeType n, bool) { return Text(JsonEv::kKey, s, n); }
   bool StartObject() { return sink_->On(JsonEvent(JsonEv::kStartObject)); }
