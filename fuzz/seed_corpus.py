@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""Writes the fuzz targets' seed corpora: OUT/<target>/<n>, one input per file.
+
+The seeds are the request forms the unit and end-to-end tests send (every endpoint, JSON and
+binary tensors, every datatype, parameters, chunked and compressed bodies, pipelining, repository
+overrides, gRPC messages) plus every config.pbtxt the test-model generator writes (pass its
+output folder as MODELS). The fuzzers start from these and mutate; their findings go under
+docs/fuzzing.md.
+
+    fuzz/seed_corpus.py OUT [MODELS]
+"""
+
+import base64
+import gzip
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def infer_bodies():
+    """JSON inference request bodies: each datatype, shapes, parameters, outputs."""
+    def inp(name, dt, shape, data, **extra):
+        d = {"name": name, "datatype": dt, "shape": shape, "data": data}
+        d.update(extra)
+        return d
+    bodies = [
+        {"inputs": [inp("INPUT0", "INT32", [1, 16], list(range(16))),
+                    inp("INPUT1", "INT32", [1, 16], [1] * 16)]},
+        {"id": "r1", "inputs": [inp("INPUT0", "FP32", [1, 4], [1.5, -2, 3e-3, 4e10])],
+         "outputs": [{"name": "OUTPUT0", "parameters": {"binary_data": True}}]},
+        {"inputs": [inp("INPUT0", "BYTES", [2], ["abc", "\u00e9\u0000x"])],
+         "parameters": {"binary_data_output": True}},
+        {"inputs": [inp("INPUT0", "BOOL", [3], [True, False, True])]},
+        {"inputs": [inp("INPUT0", "FP16", [1, 2, 2], [[1.0, 2.0], [65504.0, -0.0]])]},
+        {"inputs": [inp("INPUT0", "UINT64", [2], [0, 18446744073709551615]),
+                    inp("INPUT1", "INT8", [2], [-128, 127])]},
+        {"inputs": [inp("INPUT0", "FP64", [2], [0.1, 1e-300])],
+         "outputs": [{"name": "OUTPUT0", "parameters": {"classification": 2}}]},
+        {"inputs": [inp("INPUT0", "FP32", [1, 1], [1])],
+         "parameters": {"sequence_id": 7, "sequence_start": True, "sequence_end": False,
+                        "priority": 1, "timeout": 1000}},
+        {"inputs": [inp("INPUT0", "FP32", [1, 1], [1])],
+         "parameters": {"sequence_id": "corr-A", "sequence_end": True}},
+        {"inputs": [inp("INPUT0", "UINT8", [4], [1, 2, 3, 4], parameters={"x": "y"})]},
+    ]
+    return [json.dumps(b).encode() for b in bodies]
+
+
+def binary_requests():
+    """(JSON header, binary tail) pairs of Triton's binary tensor data extension."""
+    fp32 = struct.pack("<4f", 1, 2, 3, 4)
+    header = {"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [1, 4],
+                          "parameters": {"binary_data_size": len(fp32)}}],
+              "outputs": [{"name": "OUTPUT0", "parameters": {"binary_data": True}}]}
+    strings = struct.pack("<I", 3) + b"abc" + struct.pack("<I", 0)
+    header2 = {"inputs": [{"name": "INPUT0", "datatype": "BYTES", "shape": [2],
+                           "parameters": {"binary_data_size": len(strings)}}]}
+    return [(json.dumps(header).encode(), fp32), (json.dumps(header2).encode(), strings)]
+
+
+def http(method, path, body=b"", headers=()):
+    head = [f"{method} {path} HTTP/1.1", "Host: localhost"] + list(headers)
+    if body or method == "POST":
+        head.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def chunked(body):
+    mid = len(body) // 2
+    parts = [body[:mid], body[mid:]]
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+
+def http_requests():
+    out = []
+    for path in ["/v2/health/live", "/v2/health/ready", "/v2", "/v2/models/identity_fp32",
+                 "/v2/models/identity_fp32/versions/1/ready", "/v2/models/identity_fp32/config",
+                 "/v2/models/stats", "/v2/models/batched/versions/1/stats", "/metrics",
+                 "/v2/models/no%2Fsuch/ready", "/v2/systemsharedmemory/status"]:
+        out.append(http("GET", path))
+    fp32 = {"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]}
+    body = json.dumps(fp32).encode()
+    out.append(http("POST", "/v2/models/identity_fp32/infer", body,
+                    ["Content-Type: application/json"]))
+    out.append(http("POST", "/v2/models/identity_fp32/versions/1/infer", gzip.compress(body),
+                    ["Content-Encoding: gzip", "Accept-Encoding: gzip, deflate;q=0.5"]))
+    out.append(http("POST", "/v2/models/identity_fp32/infer", zlib.compress(body),
+                    ["Content-Encoding: deflate"]))
+    out.append(("POST /v2/models/identity_fp32/infer HTTP/1.1\r\nHost: x\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n").encode() + chunked(body))
+    for header, tail in binary_requests():
+        model = "identity_fp32" if b"FP32" in header else "identity_bytes"
+        out.append(http("POST", f"/v2/models/{model}/infer", header + tail,
+                        [f"Inference-Header-Content-Length: {len(header)}"]))
+    out.append(http("POST", "/v2/models/identity_fp32/infer", struct.pack("<2f", 1, 2),
+                    ["Inference-Header-Content-Length: 0",
+                     "Content-Type: application/octet-stream"]))
+    ints = {"inputs": [{"name": "INPUT0", "datatype": "INT32", "shape": [1, 3],
+                        "data": [1, 2, 3]}]}
+    out.append(http("POST", "/v2/models/batched/infer", json.dumps(ints).encode()) * 3)
+    seq = {"inputs": fp32["inputs"], "parameters": {"sequence_id": 5, "sequence_start": True}}
+    out.append(http("POST", "/v2/models/sequence/infer", json.dumps(seq).encode()))
+    strings = {"inputs": [{"name": "INPUT0", "datatype": "BYTES", "shape": [2],
+                           "data": ["a", "bc"]}]}
+    out.append(http("POST", "/v2/models/identity_bytes/infer", json.dumps(strings).encode(),
+                    ["Expect: 100-continue", "Connection: keep-alive"]))
+    out.append(http("POST", "/v2/repository/index", b'{"ready": true}'))
+    for body in load_bodies():
+        out.append(http("POST", "/v2/repository/models/identity_fp32/load", body))
+    out.append(http("POST", "/v2/repository/models/identity_fp32/unload",
+                    b'{"parameters": {"unload_dependents": true}}'))
+    out.append(http("GET", "/v2/health/ready") + http("GET", "/v2/models/stats")
+               + b"GET /v2 HTTP/1.0\r\n\r\n")
+    return out
+
+
+def load_bodies():
+    config = json.dumps({"backend": "identity", "max_batch_size": 4,
+                         "input": [{"name": "INPUT0", "data_type": "TYPE_FP32", "dims": [-1]}],
+                         "output": [{"name": "OUTPUT0", "data_type": "TYPE_FP32",
+                                     "dims": [-1]}]})
+    keep = base64.b64encode(b"").decode()
+    onnx = base64.b64encode(b"\x08\x07\x12\x04test").decode()
+    return [b"", b"{}", json.dumps({"parameters": {"config": config}}).encode(),
+            json.dumps({"parameters": {"config": config, "file:1/.keep": keep,
+                                       "file:2/model.onnx": onnx}}).encode(),
+            json.dumps({"parameters": {"config": "{}", "file:../escape": keep}}).encode(),
+            b'{"ready": false}', b'{"parameters": {"unload_dependents": false}}']
+
+
+GRPC_TEXT = [
+    'model_name: "simple" inputs { name: "INPUT0" datatype: "INT32" shape: [1, 16] '
+    'contents { int_contents: [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15] } } '
+    'inputs { name: "INPUT1" datatype: "INT32" shape: [1, 16] '
+    'contents { int_contents: [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1] } } outputs { name: "OUTPUT0" }',
+    'model_name: "strings" model_version: "1" id: "x" inputs { name: "INPUT0" datatype: "BYTES" '
+    'shape: [2] contents { bytes_contents: ["ab", ""] } }',
+    'model_name: "reshaped" inputs { name: "INPUT0" datatype: "FP16" shape: [1, 2, 2] } '
+    'raw_input_contents: "\\000<\\000<\\000<\\000<" '
+    'parameters { key: "sequence_id" value { int64_param: 3 } } '
+    'parameters { key: "sequence_start" value { bool_param: true } }',
+    'model_name: "simple" inputs { name: "INPUT0" datatype: "FP32" shape: [1] '
+    'parameters { key: "p" value { string_param: "v" } } } '
+    'raw_input_contents: "\\000\\000\\200?" '
+    'outputs { name: "OUTPUT0" parameters { key: "classification" value { int64_param: 1 } } } '
+    'parameters { key: "priority" value { uint64_param: 2 } } '
+    'parameters { key: "timeout" value { double_param: 1.5 } }',
+]
+
+
+def grpc_messages():
+    protoc = shutil.which("protoc")
+    if protoc is None:
+        return []
+    out = []
+    for text in GRPC_TEXT:
+        r = subprocess.run([protoc, f"-I{ROOT}/proto", "--encode=inference.ModelInferRequest",
+                            "grpc_service.proto"], input=text.encode(), capture_output=True,
+                           check=True)
+        out.append(r.stdout)
+    return out
+
+
+def settings():
+    metrics = [b"counter_latencies=false\nhistogram_latencies=true",
+               b"summary_latencies=true\nsummary_quantiles=0.5:0.05,0.9:0.01"]
+    argv = [["--model-repository=/m", "--http-port=8000", "--backend-config=default-max-batch-size=8",
+             "--backend-config=onnxruntime,x=1", "--metrics-config=summary_latencies=true",
+             "--model-control-mode=explicit", "--load-model=a", "--exit-timeout-secs=5"],
+            ["--model-store", "/m", "--grpc-port=0", "--grpc-keepalive-time=100",
+             "--grpc-infer-response-compression-level=high", "--log-verbose=1",
+             "--http-max-input-size=1024", "--model-control-mode=poll",
+             "--repository-poll-secs=1", "--strict-readiness=false"]]
+    return metrics + [b"\0".join(a.encode() for a in args) for args in argv]
+
+
+def model_configs(models):
+    out = []
+    if models and os.path.isdir(models):
+        for dirpath, _, files in os.walk(models):
+            if "config.pbtxt" in files:
+                with open(os.path.join(dirpath, "config.pbtxt"), "rb") as f:
+                    out.append(f.read())
+    out.append(b'name: "model" backend: "identity" max_batch_size: 8 input [{ name: "INPUT0" '
+               b'data_type: TYPE_FP32 dims: [-1] }] output [{ name: "OUTPUT0" data_type: '
+               b'TYPE_FP32 dims: [-1] }] dynamic_batching { preferred_batch_size: [2, 4] }')
+    out.append(json.loads(load_bodies()[2])["parameters"]["config"].encode())
+    return out
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__)
+    out, models = sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else None
+    corpora = {
+        "fuzz_http_request": http_requests(),
+        "fuzz_json_infer": infer_bodies(),
+        "fuzz_binary_tensor": [b"%d\n%s%s" % (len(h), h, t) for h, t in binary_requests()]
+        + [b"0\n" + struct.pack("<3f", 1, 2, 3), b"0\n\x03\x00\x00\x00abc"]
+        + [b"%d\n%s" % (len(b), b) for b in infer_bodies()],
+        "fuzz_model_config": model_configs(models),
+        "fuzz_load_override": load_bodies(),
+        "fuzz_grpc_infer": grpc_messages(),
+        "fuzz_settings": settings(),
+    }
+    for target, seeds in corpora.items():
+        d = os.path.join(out, target)
+        os.makedirs(d, exist_ok=True)
+        for i, seed in enumerate(seeds):
+            with open(os.path.join(d, f"seed-{i:03d}"), "wb") as f:
+                f.write(seed)
+        print(f"{target}: {len(seeds)} seeds")
+
+
+if __name__ == "__main__":
+    main()
