@@ -29,6 +29,26 @@
 #define NEREID_THREAD_ANNOTATION(x)
 #endif
 
+// Abseil's (legacy) thread_annotations.h, which gRPC's headers include, defines some of the same
+// names for the same attributes; the #undefs keep either order of inclusion free of warnings.
+#undef CAPABILITY
+#undef SCOPED_CAPABILITY
+#undef GUARDED_BY
+#undef PT_GUARDED_BY
+#undef ACQUIRED_BEFORE
+#undef ACQUIRED_AFTER
+#undef REQUIRES
+#undef REQUIRES_SHARED
+#undef ACQUIRE
+#undef ACQUIRE_SHARED
+#undef RELEASE
+#undef RELEASE_SHARED
+#undef TRY_ACQUIRE
+#undef EXCLUDES
+#undef ASSERT_CAPABILITY
+#undef RETURN_CAPABILITY
+#undef NO_THREAD_SAFETY_ANALYSIS
+
 #define CAPABILITY(x) NEREID_THREAD_ANNOTATION(capability(x))
 #define SCOPED_CAPABILITY NEREID_THREAD_ANNOTATION(scoped_lockable)
 #define GUARDED_BY(x) NEREID_THREAD_ANNOTATION(guarded_by(x))
