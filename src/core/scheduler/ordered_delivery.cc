@@ -3,18 +3,33 @@
 namespace nereid {
 
 void OrderedDelivery::Deliver(uint64_t seq, InferCallback& done, Result&& result) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (seq != next_) {
+  UniqueLock lock(mu_);
+  // While another thread is delivering, it takes this one too when its turn comes: a second
+  // deliverer could overtake the first between two callbacks and break the order.
+  if (delivering_ || seq != next_) {
     parked_.emplace(seq, std::make_pair(std::move(done), std::move(result)));
     return;
   }
-  done(std::move(result));
+  delivering_ = true;
   ++next_;
-  for (auto it = parked_.begin(); it != parked_.end() && it->first == next_;
-       it = parked_.erase(it)) {
-    it->second.first(std::move(it->second.second));
-    ++next_;
+  lock.Unlock();
+  done(std::move(result));
+  lock.Lock();
+  for (;;) {
+    auto it = parked_.begin();
+    if (it == parked_.end() || it->first != next_) break;
+    {
+      // Destroyed before the lock is taken again: callbacks and responses release their
+      // resources (replies, admission tickets) outside it too.
+      std::pair<InferCallback, Result> ready = std::move(it->second);
+      parked_.erase(it);
+      ++next_;
+      lock.Unlock();
+      ready.first(std::move(ready.second));
+    }
+    lock.Lock();
   }
+  delivering_ = false;
 }
 
 }  // namespace nereid

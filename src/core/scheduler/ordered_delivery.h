@@ -3,17 +3,20 @@
 // sequence number it was given when it left the scheduler's queue (0, 1, 2, ... with no gaps);
 // a response that arrives early is parked until every earlier one has been delivered.
 //
-// Thread-safety: Deliver may be called from any thread. Callbacks run under the internal mutex,
-// on the thread that delivers the response that unblocks them; a callback may enqueue new work
-// (take the scheduler's own lock) but must not call Deliver.
+// Thread-safety: Deliver may be called from any thread. One thread at a time delivers: the one
+// whose response is next, or, when another thread is already delivering, that thread, which
+// keeps going while the next response is there. Callbacks run on the delivering thread with no
+// lock held (mu_ guards only the bookkeeping), so a callback may enqueue new work, take any lock
+// or call Deliver itself (its response is parked and delivered after the callback returns).
+// Callbacks must not throw.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <utility>
 
+#include "common/thread_annotations.h"
 #include "core/request/inference_request.h"
 
 namespace nereid {
@@ -22,13 +25,15 @@ class OrderedDelivery {
  public:
   using Result = StatusOr<std::unique_ptr<InferenceResponse>>;
 
-  // Delivers response `seq` (calls `done` now or once every earlier response has been delivered).
-  void Deliver(uint64_t seq, InferCallback& done, Result&& result);
+  // Delivers response `seq`: calls `done` now, or parks it until every earlier response has been
+  // delivered (then it runs on whichever thread delivers those).
+  void Deliver(uint64_t seq, InferCallback& done, Result&& result) EXCLUDES(mu_);
 
  private:
-  std::mutex mu_;
-  uint64_t next_ = 0;                                            // guarded by mu_
-  std::map<uint64_t, std::pair<InferCallback, Result>> parked_;  // guarded by mu_
+  Mutex mu_;
+  uint64_t next_ GUARDED_BY(mu_) = 0;        // the sequence number to deliver next
+  bool delivering_ GUARDED_BY(mu_) = false;  // a thread is running callbacks
+  std::map<uint64_t, std::pair<InferCallback, Result>> parked_ GUARDED_BY(mu_);
 };
 
 }  // namespace nereid
