@@ -13,9 +13,9 @@ DefaultScheduler::DefaultScheduler(const ModelInfo* model, ModelStats* stats,
 DefaultScheduler::~DefaultScheduler() { Stop(); }
 
 void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   if (stopping_) {
-    lock.unlock();
+    lock.Unlock();
     stats_->RecordFailure(FailureReason::kRejected, job.request_start_ns, NowNs());
     job.done(Unavailable("model '" + model_->name + "' is unloading"));
     return;
@@ -24,12 +24,12 @@ void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
     for (size_t i = 0; i < busy_.size(); ++i) {
       if (busy_[i]) continue;
       busy_[i] = 1;
-      lock.unlock();
+      lock.Unlock();
       Run(i, job);
-      lock.lock();
+      lock.Lock();
       busy_[i] = 0;
       const bool waiting = !queue_.empty();
-      lock.unlock();
+      lock.Unlock();
       if (waiting) cv_.notify_all();  // jobs queued meanwhile may wait for this instance
       return;
     }
@@ -37,7 +37,7 @@ void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
   job.queue_start_ns = NowNs();  // an inline run has none: it starts computing at once (Run)
   queue_.push_back(std::move(job));
   stats_->AddPending(1);
-  lock.unlock();
+  lock.Unlock();
   // Every executor re-checks its own instance; with inline runs a plain notify_one could wake
   // the executor of a busy instance and leave the job waiting.
   cv_.notify_all();
@@ -62,7 +62,7 @@ void DefaultScheduler::Run(size_t index, SchedulerJob& job) {
 
 void DefaultScheduler::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
   }
@@ -76,27 +76,28 @@ bool DefaultScheduler::IsExecutorThread() const {
 }
 
 void DefaultScheduler::ExecutorLoop(size_t index) {
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   for (;;) {
-    cv_.wait(lock,
-             [&] { return (stopping_ && queue_.empty()) || (!queue_.empty() && !busy_[index]); });
+    lock.Wait(cv_, [&]() REQUIRES(mu_) {
+      return (stopping_ && queue_.empty()) || (!queue_.empty() && !busy_[index]);
+    });
     if (queue_.empty()) return;  // stopping and drained
     SchedulerJob job = std::move(queue_.front());
     queue_.pop_front();
     stats_->AddPending(-1);
     if (job.request->IsCancelled()) {  // the client gave up while it waited: do not run it
-      lock.unlock();
+      lock.Unlock();
       stats_->RecordFailure(FailureReason::kCanceled, job.request_start_ns, NowNs());
       job.done(job.request->CancelledStatus());
       job = SchedulerJob();
-      lock.lock();
+      lock.Lock();
       continue;
     }
     busy_[index] = 1;
-    lock.unlock();
+    lock.Unlock();
     Run(index, job);
     job = SchedulerJob();  // release the request before taking the lock again
-    lock.lock();
+    lock.Lock();
     busy_[index] = 0;
   }
 }

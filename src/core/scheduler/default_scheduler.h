@@ -16,10 +16,10 @@
 #include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
 #include "core/scheduler/executor_threads.h"
@@ -39,25 +39,25 @@ class DefaultScheduler final : public Scheduler {
   ~DefaultScheduler() override;  // Stop()s if needed
 
   // Schedules `job`; with allow_inline it may run it on this thread before returning.
-  void Enqueue(SchedulerJob&& job, bool allow_inline = false) override;
+  void Enqueue(SchedulerJob&& job, bool allow_inline = false) override EXCLUDES(mu_);
   // Runs every job already queued, then joins the executors and destroys the instances.
   // Must not be called from an executor thread (see IsExecutorThread).
-  void Stop() override;
+  void Stop() override EXCLUDES(mu_);
   bool IsExecutorThread() const override;
 
  private:
-  void ExecutorLoop(size_t index);
-  void Run(size_t index, SchedulerJob& job);
+  void ExecutorLoop(size_t index) EXCLUDES(mu_);
+  void Run(size_t index, SchedulerJob& job) EXCLUDES(mu_);
 
   const ModelInfo* model_;
   ModelStats* stats_;
   std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
   ExecutorThreads threads_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<SchedulerJob> queue_;  // guarded by mu_
-  std::vector<char> busy_;          // per instance; guarded by mu_
-  bool stopping_ = false;           // guarded by mu_
+  std::deque<SchedulerJob> queue_ GUARDED_BY(mu_);
+  std::vector<char> busy_ GUARDED_BY(mu_);  // per instance
+  bool stopping_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace nereid

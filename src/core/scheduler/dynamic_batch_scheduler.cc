@@ -114,9 +114,9 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
       timeout_us == 0 ? 0 : SaturatingAdd(job.queue_start_ns, MicrosToNanos(timeout_us));
   entry.shape_key = BatchShapeKey(*job.request);
 
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   if (stopping_) {
-    lock.unlock();
+    lock.Unlock();
     Reject(job, Unavailable("model '" + model_->name + "' is unloading"));
     return;
   }
@@ -126,7 +126,7 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   if (policy.max_queue_size != 0 && q.live.size() + q.delayed.size() >= policy.max_queue_size) {
     TakeCancelledLocked(&cancelled);  // abandoned requests make room first
     if (q.live.size() + q.delayed.size() >= policy.max_queue_size) {
-      lock.unlock();
+      lock.Unlock();
       AnswerCancelled(cancelled);
       Reject(job, Unavailable("Exceeds maximum queue size"));
       return;
@@ -138,7 +138,7 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   q.live.push_back(std::move(entry));
   ++queued_;
   stats_->AddPending(1);
-  lock.unlock();
+  lock.Unlock();
   AnswerCancelled(cancelled);
   LOG_VERBOSE(1, "model '{}': request '{}' queued at priority level {}", model_->name, id, level);
   // Every idle executor re-forms; one of them takes the batch.
@@ -201,34 +201,34 @@ void DynamicBatchScheduler::ExecutorLoop(size_t index) {
   std::vector<SchedulerJob> batch;
   std::vector<SchedulerJob> rejected;
   std::vector<SchedulerJob> cancelled;
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   for (;;) {
     if (queued_ == 0) {
       if (stopping_) return;
-      cv_.wait(lock);
+      lock.Wait(cv_);
       continue;
     }
     TakeCancelledLocked(&cancelled);
     if (!cancelled.empty()) {
-      lock.unlock();
+      lock.Unlock();
       AnswerCancelled(cancelled);
-      lock.lock();
+      lock.Lock();
       continue;
     }
     const BatchDecision d = TakeBatch(NowNs(), &batch, &rejected);
     if (batch.empty() && rejected.empty()) {
       if (d.delayed.empty()) {
         if (d.wake_at_ns != 0) {
-          cv_.wait_until(lock, SteadyTimePoint(d.wake_at_ns));
+          lock.WaitUntil(cv_, SteadyTimePoint(d.wake_at_ns));
         } else {
-          cv_.wait(lock);
+          lock.Wait(cv_);
         }
       }
       continue;
     }
     const uint64_t first_seq = next_seq_;
     next_seq_ += batch.size();
-    lock.unlock();
+    lock.Unlock();
     if (!batch.empty()) {
       LOG_VERBOSE(1, "model '{}': executing {} request(s) as a batch of {}", model_->name,
                   batch.size(), d.batch_size);
@@ -237,7 +237,7 @@ void DynamicBatchScheduler::ExecutorLoop(size_t index) {
     rejected.clear();
     if (!batch.empty()) RunBatch(index, batch, first_seq);
     batch.clear();  // releases the requests before taking the lock again
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -279,7 +279,7 @@ void DynamicBatchScheduler::RunBatch(size_t index, std::vector<SchedulerJob>& jo
 
 void DynamicBatchScheduler::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
   }

@@ -23,8 +23,8 @@
 //
 // Thread-safety: Enqueue may be called from any thread; Stop once, by the owner.
 // Locks: mu_ (queue, stopping_, ordering sequence) is a leaf held only for queue bookkeeping and
-// FormBatch. ordered_ (OrderedDelivery) is held while callbacks run and may be followed by
-// mu_ (a callback may enqueue), never the other way round.
+// FormBatch. ordered_ (OrderedDelivery) has its own leaf lock, held only for its bookkeeping:
+// callbacks delivered in order run without any lock, so they may enqueue (take mu_).
 #pragma once
 
 #include <condition_variable>
@@ -32,11 +32,11 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "core/model/model_info.h"
 #include "core/scheduler/batch_former.h"
 #include "core/scheduler/executor_threads.h"
@@ -81,8 +81,8 @@ class DynamicBatchScheduler final : public Scheduler {
                         std::vector<std::unique_ptr<backend::ModelInstance>>&& instances);
   ~DynamicBatchScheduler() override;
 
-  void Enqueue(SchedulerJob&& job, bool allow_inline) override;
-  void Stop() override;
+  void Enqueue(SchedulerJob&& job, bool allow_inline) override EXCLUDES(mu_);
+  void Stop() override EXCLUDES(mu_);
   bool IsExecutorThread() const override;
 
  private:
@@ -98,15 +98,15 @@ class DynamicBatchScheduler final : public Scheduler {
   };
   using Result = StatusOr<std::unique_ptr<InferenceResponse>>;
 
-  void ExecutorLoop(size_t index);
+  void ExecutorLoop(size_t index) EXCLUDES(mu_);
   // With mu_ held: applies FormBatch's decision, moving the batch and the rejected jobs out.
   BatchDecision TakeBatch(uint64_t now_ns, std::vector<SchedulerJob>* batch,
-                          std::vector<SchedulerJob>* rejected);
+                          std::vector<SchedulerJob>* rejected) REQUIRES(mu_);
   // With mu_ held: moves every cancelled request out of the queue into *cancelled.
-  void TakeCancelledLocked(std::vector<SchedulerJob>* cancelled);
-  void AnswerCancelled(std::vector<SchedulerJob>& cancelled);
-  void RunBatch(size_t index, std::vector<SchedulerJob>& jobs, uint64_t first_seq);
-  void Reject(SchedulerJob& job, const Status& status);
+  void TakeCancelledLocked(std::vector<SchedulerJob>* cancelled) REQUIRES(mu_);
+  void AnswerCancelled(std::vector<SchedulerJob>& cancelled) EXCLUDES(mu_);
+  void RunBatch(size_t index, std::vector<SchedulerJob>& jobs, uint64_t first_seq) EXCLUDES(mu_);
+  void Reject(SchedulerJob& job, const Status& status) EXCLUDES(mu_);
 
   const ModelInfo* model_;
   ModelStats* stats_;
@@ -115,13 +115,13 @@ class DynamicBatchScheduler final : public Scheduler {
   std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
   ExecutorThreads threads_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  // Guarded by mu_. Levels are created on first use and kept (a config may declare billions).
-  std::map<uint64_t, Level> levels_;
-  size_t queued_ = 0;      // guarded by mu_: requests in levels_
-  bool stopping_ = false;  // guarded by mu_
-  uint64_t next_seq_ = 0;  // guarded by mu_: order in which requests left the queue
+  // Levels are created on first use and kept (a config may declare billions).
+  std::map<uint64_t, Level> levels_ GUARDED_BY(mu_);
+  size_t queued_ GUARDED_BY(mu_) = 0;  // requests in levels_
+  bool stopping_ GUARDED_BY(mu_) = false;
+  uint64_t next_seq_ GUARDED_BY(mu_) = 0;  // order in which requests left the queue
 
   OrderedDelivery ordered_;  // preserve_ordering
 };

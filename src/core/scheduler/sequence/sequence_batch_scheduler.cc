@@ -147,9 +147,9 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   const std::string key = job.corrid.Key();
 
   std::vector<Job> dropped;
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   if (stopping_) {
-    lock.unlock();
+    lock.Unlock();
     Reject(job.job, Unavailable("model '" + model_->name + "' is unloading"));
     return;
   }
@@ -162,7 +162,7 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
     table_.DropBacklogged(IsCancelledJob<Job>, &dropped);
     stats_->AddPending(-static_cast<int64_t>(before - table_.queued()));
     if (table_.backlog_queued() >= limit && table_.WouldWaitInBacklog(key)) {
-      lock.unlock();
+      lock.Unlock();
       AnswerCancelled(dropped);
       Reject(job.job, Unavailable("Exceeds maximum queue size"));
       return;
@@ -171,7 +171,7 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   const size_t backlog = table_.backlog_size();
   const std::string id = logging::VerboseLevel() >= 1 ? job.corrid.ToString() : std::string();
   if (!table_.Admit(key, job.start, end, job.job.queue_start_ns, job)) {
-    lock.unlock();
+    lock.Unlock();
     AnswerCancelled(dropped);
     Reject(job.job, InvalidArgument("inference request for sequence " + job.corrid.ToString() +
                                     " to model '" + model_->name +
@@ -182,7 +182,7 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   stats_->AddPending(1);
   peak_queued_ = std::max(peak_queued_, table_.queued());
   const bool backlogged = table_.backlog_size() > backlog;
-  lock.unlock();
+  lock.Unlock();
   AnswerCancelled(dropped);
   if (backlogged) {
     LOG_VERBOSE(1, "model '{}': sequence {} waits in the backlog (every slot is taken)",
@@ -263,16 +263,16 @@ std::vector<SequenceBatchScheduler::Taken> SequenceBatchScheduler::TakeOldest(si
 void SequenceBatchScheduler::ExecutorLoop(size_t instance) {
   std::condition_variable& cv = *cvs_[instance];
   std::vector<Job> dropped;
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   for (;;) {
     DropCancelledLocked(instance, &dropped);
     if (!dropped.empty()) {
       const bool trim = ShrinkIfDrainedLocked();
-      lock.unlock();
+      lock.Unlock();
       AnswerCancelled(dropped);
       if (trim) ReturnMemory();
       for (auto& other : cvs_) other->notify_one();  // freed slots may belong to other sequences
-      lock.lock();
+      lock.Lock();
       continue;
     }
     uint64_t wake_ns = 0;
@@ -286,9 +286,9 @@ void SequenceBatchScheduler::ExecutorLoop(size_t instance) {
       }
       if (stopping_ && !pending) return;
       if (wake_ns != 0) {
-        cv.wait_until(lock, At(wake_ns));
+        lock.WaitUntil(cv, At(wake_ns));
       } else {
-        cv.wait(lock);
+        lock.Wait(cv);
       }
       continue;
     }
@@ -296,13 +296,13 @@ void SequenceBatchScheduler::ExecutorLoop(size_t instance) {
     next_seq_ += batch.size();
     stats_->AddPending(-static_cast<int64_t>(batch.size()));
     const bool trim = ShrinkIfDrainedLocked();
-    lock.unlock();
+    lock.Unlock();
     if (trim) ReturnMemory();
     LOG_VERBOSE(1, "model '{}': instance {} executes {} sequence request(s)", model_->name,
                 instance, batch.size());
     Run(instance, batch, first_seq);
     const uint64_t now = NowNs();
-    lock.lock();
+    lock.Lock();
     for (Taken& t : batch) table_.Finish(t.seq.get(), now);
     batch.clear();
     reaper_cv_.notify_one();
@@ -399,7 +399,7 @@ void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch
 }
 
 void SequenceBatchScheduler::ReaperLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   while (!stopping_) {
     const std::vector<std::string> released = table_.Reap(NowNs());
     if (!released.empty()) {
@@ -408,16 +408,16 @@ void SequenceBatchScheduler::ReaperLoop() {
     }
     const uint64_t next = table_.NextReapNs();
     if (next == 0) {
-      reaper_cv_.wait(lock);
+      lock.Wait(reaper_cv_);
     } else {
-      reaper_cv_.wait_until(lock, At(next));
+      lock.WaitUntil(reaper_cv_, At(next));
     }
   }
 }
 
 void SequenceBatchScheduler::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
   }
@@ -427,7 +427,7 @@ void SequenceBatchScheduler::Stop() {
   if (reaper_.joinable()) reaper_.join();
   std::vector<Table::SequencePtr> backlog;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     backlog = table_.DrainBacklog();
   }
   for (auto& seq : backlog) {

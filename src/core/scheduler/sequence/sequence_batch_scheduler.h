@@ -30,18 +30,18 @@
 //
 // Thread-safety: Enqueue from any thread; Stop once, by the owner.
 // Locks: mu_ guards the table and stopping_; it is a leaf, never held while a backend, a callback
-// or a tensor copy runs. ordered_ (OrderedDelivery; Oldest preserve_ordering) is held while
-// callbacks run and is never taken with mu_ held.
+// or a tensor copy runs. ordered_ (OrderedDelivery; Oldest preserve_ordering) has its own leaf
+// lock, held only for its bookkeeping, never while callbacks run, and never taken with mu_ held.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "core/model/model_info.h"
 #include "core/scheduler/executor_threads.h"
 #include "core/scheduler/ordered_delivery.h"
@@ -61,8 +61,8 @@ class SequenceBatchScheduler final : public Scheduler {
                          std::vector<std::unique_ptr<backend::ModelInstance>>&& instances);
   ~SequenceBatchScheduler() override;
 
-  void Enqueue(SchedulerJob&& job, bool allow_inline) override;
-  void Stop() override;
+  void Enqueue(SchedulerJob&& job, bool allow_inline) override EXCLUDES(mu_);
+  void Stop() override EXCLUDES(mu_);
   bool IsExecutorThread() const override;
 
  private:
@@ -84,25 +84,25 @@ class SequenceBatchScheduler final : public Scheduler {
 
   Status ParseSequence(const InferenceRequest& request, int64_t batch_size, Job* job,
                        bool* end) const;
-  void ExecutorLoop(size_t instance);
+  void ExecutorLoop(size_t instance) EXCLUDES(mu_);
   // With mu_ held: the requests to run now on `instance` (empty: wait until *wake_ns, 0 = event).
-  std::vector<Taken> TakeDirect(size_t instance, uint64_t now_ns, uint64_t* wake_ns);
-  std::vector<Taken> TakeOldest(size_t instance, uint64_t now_ns, uint64_t* wake_ns);
-  void Run(size_t instance, std::vector<Taken>& batch, uint64_t first_seq);
+  std::vector<Taken> TakeDirect(size_t instance, uint64_t now_ns, uint64_t* wake_ns) REQUIRES(mu_);
+  std::vector<Taken> TakeOldest(size_t instance, uint64_t now_ns, uint64_t* wake_ns) REQUIRES(mu_);
+  void Run(size_t instance, std::vector<Taken>& batch, uint64_t first_seq) EXCLUDES(mu_);
   void RunGroup(size_t instance, std::vector<Taken>& batch, const std::vector<size_t>& group,
-                std::vector<Result>* results);
-  void ReaperLoop();
-  void Reject(SchedulerJob& job, const Status& status);
+                std::vector<Result>* results) EXCLUDES(mu_);
+  void ReaperLoop() EXCLUDES(mu_);
+  void Reject(SchedulerJob& job, const Status& status) EXCLUDES(mu_);
   // With mu_ held: drops the sequences in the slots of `instance` whose oldest request was
   // cancelled (and those promoted into the freed slots after them); their jobs go to *dropped.
-  void DropCancelledLocked(size_t instance, std::vector<Job>* dropped);
+  void DropCancelledLocked(size_t instance, std::vector<Job>* dropped) REQUIRES(mu_);
   // Without mu_: answers the dropped jobs CANCELLED.
-  void AnswerCancelled(std::vector<Job>& dropped);
+  void AnswerCancelled(std::vector<Job>& dropped) EXCLUDES(mu_);
   // With mu_ held, after requests left the table: true when a large burst has drained (the
   // caller then returns free memory to the system, without the lock).
-  bool ShrinkIfDrainedLocked();
+  bool ShrinkIfDrainedLocked() REQUIRES(mu_);
   // Without mu_: returns the allocator's free memory to the system (after ShrinkIfDrainedLocked).
-  void ReturnMemory();
+  void ReturnMemory() EXCLUDES(mu_);
 
   static constexpr size_t kShrinkAfter = 256;
 
@@ -114,13 +114,13 @@ class SequenceBatchScheduler final : public Scheduler {
   ExecutorThreads threads_;
   std::thread reaper_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::vector<std::unique_ptr<std::condition_variable>> cvs_;  // one per instance
   std::condition_variable reaper_cv_;
-  Table table_;             // guarded by mu_
-  bool stopping_ = false;   // guarded by mu_
-  uint64_t next_seq_ = 0;   // guarded by mu_: order in which requests left the queue
-  size_t peak_queued_ = 0;  // guarded by mu_: most requests queued since the table last drained
+  Table table_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  uint64_t next_seq_ GUARDED_BY(mu_) = 0;   // order in which requests left the queue
+  size_t peak_queued_ GUARDED_BY(mu_) = 0;  // most requests queued since the table last drained
 
   OrderedDelivery ordered_;  // preserve_ordering
 };
