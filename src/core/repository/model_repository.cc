@@ -24,11 +24,16 @@ Status NotInRepository(const std::string& name) {
 
 const char* ModelStateName(ModelState state) {
   switch (state) {
-    case ModelState::kReady: return "READY";
-    case ModelState::kUnavailable: return "UNAVAILABLE";
-    case ModelState::kLoading: return "LOADING";
-    case ModelState::kUnloading: return "UNLOADING";
-    case ModelState::kUnknown: break;
+    case ModelState::kReady:
+      return "READY";
+    case ModelState::kUnavailable:
+      return "UNAVAILABLE";
+    case ModelState::kLoading:
+      return "LOADING";
+    case ModelState::kUnloading:
+      return "UNLOADING";
+    case ModelState::kUnknown:
+      break;
   }
   return "UNKNOWN";
 }
@@ -60,7 +65,8 @@ std::map<std::string, std::vector<std::filesystem::path>> ModelRepository::ListM
   for (const auto& root : options_.roots) {
     std::error_code ec;
     // increment(ec) rather than range-for: a directory changing under the scan must not throw.
-    for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    for (std::filesystem::directory_iterator it(root, ec), end; !ec && it != end;
+         it.increment(ec)) {
       std::error_code ec2;
       if (!it->is_directory(ec2)) continue;
       const std::string name = it->path().filename().string();
@@ -72,22 +78,22 @@ std::map<std::string, std::vector<std::filesystem::path>> ModelRepository::ListM
   return found;
 }
 
-std::shared_ptr<std::mutex> ModelRepository::LoadMutex(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+std::shared_ptr<Mutex> ModelRepository::LoadMutex(const std::string& name) {
+  MutexLock lock(mu_);
   auto& m = load_mutexes_[name];
-  if (!m) m = std::make_shared<std::mutex>();
+  if (!m) m = std::make_shared<Mutex>();
   return m;
 }
 
 std::vector<Status> ModelRepository::LoadParallel(const std::vector<std::string>& names) {
   std::vector<Status> errors;
   std::atomic<size_t> next{0};
-  std::mutex errors_mu;
+  Mutex errors_mu;  // guards errors
   auto worker = [&] {
     for (size_t i = next++; i < names.size(); i = next++) {
       Status s = Load(names[i], {});
       if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(errors_mu);
+        MutexLock lock(errors_mu);
         errors.push_back(std::move(s));
       }
     }
@@ -163,12 +169,12 @@ Status ModelRepository::ReloadFromDirectory(const std::string& name,
 }
 
 Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& plan) {
-  const std::shared_ptr<std::mutex> load_mu = LoadMutex(name);
-  std::lock_guard<std::mutex> serialize(*load_mu);
+  const std::shared_ptr<Mutex> load_mu = LoadMutex(name);
+  MutexLock serialize(*load_mu);
   uint64_t epoch = 0;
   std::set<int64_t> serving;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ModelEntry& entry = models_[name];
     entry.forgotten = false;
     epoch = entry.epoch;
@@ -183,14 +189,14 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
                                plan.override_config.get());
   if (!resolved.ok()) {
     LOG_ERROR("failed to load model '{}': {}", name, resolved.status().message());
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ModelEntry& entry = models_[name];
     if (serving.empty()) entry.failure = resolved.status().ToString();
     return LoadFailed(name, resolved.status().message());
   }
   std::vector<int64_t> todo;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ModelEntry& entry = models_[name];
     entry.failure.clear();
     for (int64_t v : resolved->versions) {
@@ -203,7 +209,7 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
   std::map<int64_t, StatusOr<ServedHandle>> loaded;
   for (int64_t v : todo) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (models_[name].epoch != epoch) break;  // unloaded meanwhile: CommitLoad cancels
     }
     ModelVersion::Options mo{v, plan.dir, resolved->backend, resolved->config,
@@ -229,7 +235,7 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
   std::vector<std::shared_ptr<ModelVersion>> dropping;
   Status first_error;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ModelEntry& entry = models_[name];
     if (entry.epoch != epoch) {
       // Unloaded while loading: the unload wins, the new versions are discarded.
@@ -310,7 +316,7 @@ Status ModelRepository::Unload(const std::string& name) {
   NEREID_RETURN_IF_ERROR(ValidateModelName(name));
   std::vector<std::shared_ptr<ModelVersion>> dropping;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = models_.find(name);
     if (it == models_.end()) return Status::Ok();
     UnloadLocked(it->second, &dropping);
@@ -324,7 +330,7 @@ Status ModelRepository::Unload(const std::string& name) {
 void ModelRepository::MarkDuplicate(const std::string& name) {
   std::vector<std::shared_ptr<ModelVersion>> dropping;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ModelEntry& entry = models_[name];
     UnloadLocked(entry, &dropping);
     entry.failure = "model appears in two or more repositories";
@@ -336,7 +342,7 @@ void ModelRepository::MarkDuplicate(const std::string& name) {
 void ModelRepository::Forget(const std::string& name) {
   std::vector<std::shared_ptr<ModelVersion>> dropping;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = models_.find(name);
     if (it == models_.end()) return;
     UnloadLocked(it->second, &dropping);
@@ -357,7 +363,7 @@ void ModelRepository::PublishLocked() {
   serving_.store(std::move(table));
 }
 
-void ModelRepository::ResolveReleasedLocked(ModelEntry& entry) {
+void ModelRepository::ResolveReleasedLocked(ModelEntry& entry) const {
   for (auto& [v, slot] : entry.versions) {
     if (slot.status.state == ModelState::kUnloading && !slot.model && slot.released &&
         slot.released->load(std::memory_order_acquire)) {
@@ -378,7 +384,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelRepository::Get(const std::string& 
   }
   // Only names that can never be served reach this check, so the request path pays nothing.
   NEREID_RETURN_IF_ERROR(ValidateModelName(name));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto m = models_.find(name);
   if (m == models_.end() || m->second.forgotten) {
     return NotFound("Request for unknown model: '" + ClientText(name) + "' is not found");
@@ -398,7 +404,7 @@ StatusOr<bool> ModelRepository::IsReady(const std::string& name, int64_t version
   auto model = Get(name, version);
   if (model.ok()) return true;
   if (model.status().code() == StatusCode::kUnavailable) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto m = models_.find(name);
   if (m != models_.end() && !m->second.forgotten) return false;  // known model, unknown version
   return model.status();
@@ -426,7 +432,7 @@ std::vector<std::pair<std::string, std::shared_ptr<ModelVersion>>> ModelReposito
 
 std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
   const auto dirs = ListModelDirs();  // file I/O outside the lock
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::set<std::string> names;
   for (const auto& [name, d] : dirs) names.insert(name);
   for (auto& [name, entry] : models_) {
@@ -465,7 +471,7 @@ std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
 }
 
 bool ModelRepository::AllReady() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [name, entry] : models_) {
     ResolveReleasedLocked(entry);
     if (entry.forgotten) continue;
@@ -483,7 +489,7 @@ bool ModelRepository::AllReady() const {
 void ModelRepository::UnloadAll() {
   std::vector<std::shared_ptr<ModelVersion>> dropping;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [name, entry] : models_) UnloadLocked(entry, &dropping);
     PublishLocked();
   }

@@ -23,11 +23,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "core/model/backend_registry.h"
 #include "core/model/model_version.h"
 #include "core/repository/config_resolver.h"
@@ -65,46 +65,47 @@ class ModelRepository {
   ~ModelRepository();
 
   // Loads every model found in the roots, in parallel. Returns one error per model that failed.
-  std::vector<Status> LoadAll();
+  std::vector<Status> LoadAll() EXCLUDES(mu_);
   // Loads the named models in parallel (EXPLICIT start-up). One error per failure.
-  std::vector<Status> LoadNamed(const std::vector<std::string>& names);
+  std::vector<Status> LoadNamed(const std::vector<std::string>& names) EXCLUDES(mu_);
 
   // Loads or reloads `name` from its repository directory, or from `params` overrides; blocks
   // until every selected version is READY or failed. Triton's errors: an unknown model is
   // INTERNAL "failed to load '<m>', failed to poll from model repository"; a load failure is
   // INVALID_ARG "load failed for model '<m>': ...".
-  Status Load(const std::string& name, const ModelLoadParameters& params);
+  Status Load(const std::string& name, const ModelLoadParameters& params) EXCLUDES(mu_);
   // Starts unloading every version of `name` and returns without waiting for requests in flight.
   // Unloading a model that is not loaded (or unknown) succeeds.
-  Status Unload(const std::string& name);
+  Status Unload(const std::string& name) EXCLUDES(mu_);
 
   // POLL mode: reloads `name` from `dir`, keeping loaded versions listed in `reusable` as they
   // are (their files did not change). Errors as Load.
   Status ReloadFromDirectory(const std::string& name, const std::filesystem::path& dir,
-                             const std::set<int64_t>& reusable);
+                             const std::set<int64_t>& reusable) EXCLUDES(mu_);
   // POLL mode: the model's directory appears in more than one root: unload it and mark it so.
-  void MarkDuplicate(const std::string& name);
+  void MarkDuplicate(const std::string& name) EXCLUDES(mu_);
   // POLL mode: the model's directory is gone: unload it and drop it from the index once unloaded.
-  void Forget(const std::string& name);
+  void Forget(const std::string& name) EXCLUDES(mu_);
 
   // Every model directory of every root (name -> its directories; more than one is a duplicate).
   std::map<std::string, std::vector<std::filesystem::path>> ListModelDirs() const;
 
   // The version to serve: `version` -1 means the highest ready one. An invalid model name
   // (ValidateModelName) is InvalidArgument rather than "unknown model".
-  StatusOr<std::shared_ptr<ModelVersion>> Get(const std::string& name, int64_t version) const;
+  StatusOr<std::shared_ptr<ModelVersion>> Get(const std::string& name, int64_t version) const
+      EXCLUDES(mu_);
   // Whether that version is ready; an error only when the model is unknown.
-  StatusOr<bool> IsReady(const std::string& name, int64_t version) const;
+  StatusOr<bool> IsReady(const std::string& name, int64_t version) const EXCLUDES(mu_);
   std::vector<int64_t> ReadyVersions(const std::string& name) const;
   // Triton's repository index: every model directory of the roots plus every model with a state,
   // sorted by name; with ready_only, only READY versions.
-  std::vector<ModelStatus> Index(bool ready_only = false) const;
+  std::vector<ModelStatus> Index(bool ready_only = false) const EXCLUDES(mu_);
   // Every ready version of every model, by name then version (lock-free snapshot).
   std::vector<std::pair<std::string, std::shared_ptr<ModelVersion>>> ReadyModels() const;
   // Every known version READY (a version unloaded on purpose is tolerated).
-  bool AllReady() const;
+  bool AllReady() const EXCLUDES(mu_);
   // Drops every model; requests in flight keep theirs until they finish.
-  void UnloadAll();
+  void UnloadAll() EXCLUDES(mu_);
 
  private:
   struct VersionSlot {
@@ -127,20 +128,22 @@ class ModelRepository {
   using ServingTable = std::map<std::string, std::map<int64_t, std::shared_ptr<ModelVersion>>>;
 
   explicit ModelRepository(const Options& options);
-  Status LoadWithPlan(const std::string& name, const LoadPlan& plan);
+  Status LoadWithPlan(const std::string& name, const LoadPlan& plan) EXCLUDES(mu_);
   Status CommitLoad(const std::string& name, uint64_t epoch, const ResolvedModel& resolved,
-                    std::map<int64_t, StatusOr<ServedHandle>>& loaded);
-  std::shared_ptr<std::mutex> LoadMutex(const std::string& name);
-  void UnloadLocked(ModelEntry& entry, std::vector<std::shared_ptr<ModelVersion>>* dropping);
-  static void ResolveReleasedLocked(ModelEntry& entry);
-  std::vector<Status> LoadParallel(const std::vector<std::string>& names);
-  void PublishLocked();
+                    std::map<int64_t, StatusOr<ServedHandle>>& loaded) EXCLUDES(mu_);
+  std::shared_ptr<Mutex> LoadMutex(const std::string& name) EXCLUDES(mu_);
+  // `entry` is one of models_.
+  void UnloadLocked(ModelEntry& entry, std::vector<std::shared_ptr<ModelVersion>>* dropping)
+      REQUIRES(mu_);
+  void ResolveReleasedLocked(ModelEntry& entry) const REQUIRES(mu_);
+  std::vector<Status> LoadParallel(const std::vector<std::string>& names) EXCLUDES(mu_);
+  void PublishLocked() REQUIRES(mu_);
 
   Options options_;
   std::shared_ptr<Reaper> reaper_;
-  mutable std::mutex mu_;
-  mutable std::map<std::string, ModelEntry> models_;                 // guarded by mu_
-  std::map<std::string, std::shared_ptr<std::mutex>> load_mutexes_;  // guarded by mu_
+  mutable Mutex mu_;
+  mutable std::map<std::string, ModelEntry> models_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<Mutex>> load_mutexes_ GUARDED_BY(mu_);
   std::atomic<std::shared_ptr<const ServingTable>> serving_;
 };
 

@@ -25,7 +25,7 @@ std::map<std::string, RepositoryPoller::Observed> RepositoryPoller::Observe() co
 }
 
 void RepositoryPoller::Prime() {
-  std::lock_guard<std::mutex> lock(scan_mu_);
+  MutexLock lock(scan_mu_);
   seen_ = Observe();
   applied_ = seen_;
 }
@@ -36,7 +36,7 @@ void RepositoryPoller::Start() {
 
 void RepositoryPoller::Trigger() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     triggered_ = true;
   }
   cv_.notify_all();
@@ -44,7 +44,7 @@ void RepositoryPoller::Trigger() {
 
 void RepositoryPoller::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -52,25 +52,25 @@ void RepositoryPoller::Stop() {
 }
 
 void RepositoryPoller::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   for (;;) {
-    auto ready = [&] { return stopping_ || triggered_; };
+    auto ready = [&]() REQUIRES(mu_) { return stopping_ || triggered_; };
     if (options_.interval_secs > 0) {
-      cv_.wait_for(lock, std::chrono::seconds(options_.interval_secs), ready);
+      lock.WaitFor(cv_, std::chrono::seconds(options_.interval_secs), ready);
     } else {
-      cv_.wait(lock, ready);
+      lock.Wait(cv_, ready);
     }
     if (stopping_) return;
     if (triggered_) LOG_INFO("rescanning the model repository (SIGHUP)");
     triggered_ = false;
-    lock.unlock();
+    lock.Unlock();
     ScanOnce();
-    lock.lock();
+    lock.Lock();
   }
 }
 
 void RepositoryPoller::ScanOnce() {
-  std::lock_guard<std::mutex> lock(scan_mu_);
+  MutexLock lock(scan_mu_);
   const auto started = std::chrono::steady_clock::now();
   std::map<std::string, Observed> current = Observe();
   LOG_VERBOSE(1, "repository scan: {} model(s) fingerprinted in {} ms", current.size(),

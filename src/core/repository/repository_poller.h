@@ -20,11 +20,11 @@
 #include <condition_variable>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "core/repository/dir_fingerprint.h"
 #include "core/repository/model_repository.h"
 
@@ -42,14 +42,14 @@ class RepositoryPoller {
   ~RepositoryPoller();  // Stop()
 
   // Records what is on disk now as both seen and applied (call right before the start-up load).
-  void Prime();
+  void Prime() EXCLUDES(scan_mu_);
   // Starts the polling thread (also serves Trigger when interval_secs is 0).
   void Start();
   // Asks the thread for an immediate scan; returns at once.
-  void Trigger();
-  void Stop();
+  void Trigger() EXCLUDES(mu_);
+  void Stop() EXCLUDES(mu_);
   // One scan on the calling thread.
-  void ScanOnce();
+  void ScanOnce() EXCLUDES(scan_mu_);
 
  private:
   struct Observed {
@@ -64,18 +64,19 @@ class RepositoryPoller {
   };
 
   std::map<std::string, Observed> Observe() const;
-  void Loop();
-  void RunTasks(const std::vector<Task>& tasks);
+  void Loop() EXCLUDES(mu_);
+  // Within a scan: the loads it found, in parallel.
+  void RunTasks(const std::vector<Task>& tasks) REQUIRES(scan_mu_);
 
   ModelRepository* repository_;
   Options options_;
-  std::mutex scan_mu_;
-  std::map<std::string, Observed> seen_;     // guarded by scan_mu_: the previous scan
-  std::map<std::string, Observed> applied_;  // guarded by scan_mu_: what was last acted on
-  std::mutex mu_;
+  Mutex scan_mu_;
+  std::map<std::string, Observed> seen_ GUARDED_BY(scan_mu_);     // the previous scan
+  std::map<std::string, Observed> applied_ GUARDED_BY(scan_mu_);  // what was last acted on
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;   // guarded by mu_
-  bool triggered_ = false;  // guarded by mu_
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool triggered_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

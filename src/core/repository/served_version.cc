@@ -24,7 +24,7 @@ Reaper::~Reaper() { Shutdown(); }
 
 void Reaper::Dispose(std::vector<std::shared_ptr<const void>>&& items) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!stopping_) {
       queue_.push_back(std::move(items));
       cv_.notify_one();
@@ -36,7 +36,7 @@ void Reaper::Dispose(std::vector<std::shared_ptr<const void>>&& items) {
 
 void Reaper::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_one();
@@ -44,16 +44,16 @@ void Reaper::Shutdown() {
 }
 
 void Reaper::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  UniqueLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    lock.Wait(cv_, [&]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping and drained
     auto items = std::move(queue_.front());
     queue_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     for (auto& item : items) item.reset();
     items.clear();
-    lock.lock();
+    lock.Lock();
   }
 }
 

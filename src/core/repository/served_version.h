@@ -12,10 +12,10 @@
 #include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "core/model/model_version.h"
 #include "core/repository/load_override.h"
 
@@ -26,17 +26,17 @@ class Reaper {
   Reaper();
   ~Reaper();  // Shutdown()
   // Destroys the items in order on the reaper thread (inline after Shutdown).
-  void Dispose(std::vector<std::shared_ptr<const void>>&& items);
+  void Dispose(std::vector<std::shared_ptr<const void>>&& items) EXCLUDES(mu_);
   // Destroys everything queued, then joins the thread.
-  void Shutdown();
+  void Shutdown() EXCLUDES(mu_);
 
  private:
-  void Loop();
+  void Loop() EXCLUDES(mu_);
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::vector<std::shared_ptr<const void>>> queue_;  // guarded by mu_
-  bool stopping_ = false;                                       // guarded by mu_
+  std::deque<std::vector<std::shared_ptr<const void>>> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

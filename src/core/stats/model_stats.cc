@@ -100,12 +100,12 @@ void ModelStats::RecordResponse(uint64_t index, bool success, uint64_t compute_i
         .Add(compute_infer_ns + compute_output_ns);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   AddTo(later_responses_[index], success, compute_infer_ns, compute_output_ns);
 }
 
 void ModelStats::SetMemoryUsage(std::vector<MemoryUsage> usage) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   memory_usage_ = std::move(usage);
 }
 
@@ -151,7 +151,7 @@ ModelStatsSnapshot ModelStats::Snapshot() const {
     r.empty_response = first_response_.empty_response.Load();
     r.cancel = first_response_.cancel.Load();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [index, stat] : later_responses_) s.response_stats[std::to_string(index)] = stat;
   s.memory_usage = memory_usage_;
   return s;

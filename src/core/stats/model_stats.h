@@ -25,10 +25,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "common/thread_annotations.h"
 
 namespace nereid {
 
@@ -147,13 +148,13 @@ class ModelStats {
   void RecordExecution(int64_t batch_size, const ExecutionTimes& exec);
   // Response `index` of a request (0 for the only response of a non-decoupled model).
   void RecordResponse(uint64_t index, bool success, uint64_t compute_infer_ns,
-                      uint64_t compute_output_ns);
+                      uint64_t compute_output_ns) EXCLUDES(mu_);
 
   // Requests queued for this version and not yet handed to an instance.
   void AddPending(int64_t delta) { pending_.fetch_add(delta, std::memory_order_relaxed); }
 
   // Measured once, at load, before the version serves.
-  void SetMemoryUsage(std::vector<MemoryUsage> usage);
+  void SetMemoryUsage(std::vector<MemoryUsage> usage) EXCLUDES(mu_);
   void SetLoadDuration(uint64_t ns) { load_duration_ns_.store(ns, std::memory_order_relaxed); }
   // Installs the observer every RecordSuccess reports to. Call before the version serves (the
   // request path reads it without synchronisation of its own).
@@ -161,7 +162,7 @@ class ModelStats {
     observer_ = std::move(observer);
   }
 
-  ModelStatsSnapshot Snapshot() const;
+  ModelStatsSnapshot Snapshot() const EXCLUDES(mu_);
 
  private:
   struct AtomicDuration {
@@ -202,9 +203,10 @@ class ModelStats {
   };
   AtomicResponse first_response_;  // index 0, the one every request has: lock-free
 
-  mutable std::mutex mu_;                             // guards the two members below
-  std::map<uint64_t, ResponseStat> later_responses_;  // index >= 1 (decoupled/streamed models)
-  std::vector<MemoryUsage> memory_usage_;
+  mutable Mutex mu_;
+  // Index >= 1 (decoupled/streamed models).
+  std::map<uint64_t, ResponseStat> later_responses_ GUARDED_BY(mu_);
+  std::vector<MemoryUsage> memory_usage_ GUARDED_BY(mu_);
 };
 
 }  // namespace nereid
