@@ -16,10 +16,10 @@
 // threads); async operations are started under it (they never block).
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 
 #include "common/logging.h"
+#include "common/thread_annotations.h"
 #include "frontends/grpc/grpc_call.h"
 #include "frontends/grpc/grpc_codec.h"
 
@@ -67,11 +67,11 @@ class StreamCall {
     const auto& md = ctx_.client_metadata();
     auto it = md.find("triton_grpc_error");
     end_on_error_ = it != md.end() && it->second == "true";
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     StartReadLocked();
   }
 
-  void StartReadLocked() {
+  void StartReadLocked() REQUIRES(mu_) {
     next_ = std::make_shared<pb::ModelInferRequest>();
     GateScope gate(shared_->gate);
     if (!gate) return;  // stopping: abandoned with the process
@@ -83,7 +83,7 @@ class StreamCall {
     std::shared_ptr<pb::ModelInferRequest> message;
     Slot* slot = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       reading_ = false;
       if (!ok || failed_) {  // half-closed by the client, cancelled, or ended by an error
         reads_done_ = true;
@@ -105,7 +105,7 @@ class StreamCall {
     Infer(std::move(message), slot);
     bool remove = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       reading_ = false;
       if (failed_) {
         reads_done_ = true;
@@ -149,7 +149,7 @@ class StreamCall {
       }
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       slot->ready = true;
       --inflight_;
       PumpLocked();
@@ -159,7 +159,7 @@ class StreamCall {
   }
 
   // Starts the next Write (or the Finish) when nothing is being written.
-  void PumpLocked() {
+  void PumpLocked() REQUIRES(mu_) {
     if (writing_ || finishing_) return;
     while (!queue_.empty() && queue_.front()->ready) {
       Slot& front = *queue_.front();
@@ -190,7 +190,7 @@ class StreamCall {
 
   void OnWrite(bool ok) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       writing_ = false;
       queue_.pop_front();
       if (!ok) {  // the call is broken: no Finish either, and nobody wants the other answers
@@ -208,15 +208,16 @@ class StreamCall {
     if (ctx_.IsCancelled()) {
       cancel_->Cancel();
       LOG_VERBOSE(1, "ModelStreamInfer stream cancelled by the client");
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       failed_ = cancelled_ = true;
     }
     OnTerminalEvent(&done_);
   }
 
+  // `flag` is one of the members mu_ guards (finish_done_, done_).
   void OnTerminalEvent(bool* flag) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       *flag = true;
       PumpLocked();
       if (!ShouldDeleteLocked()) return;
@@ -224,7 +225,7 @@ class StreamCall {
     delete this;
   }
 
-  bool ShouldDeleteLocked() const {
+  bool ShouldDeleteLocked() const REQUIRES(mu_) {
     return done_ && !reading_ && !writing_ && (!finishing_ || finish_done_) && inflight_ == 0;
   }
 
@@ -239,22 +240,24 @@ class StreamCall {
   bool end_on_error_ = false;  // set before the first Read, then read-only
   const std::shared_ptr<CancelToken> cancel_ = std::make_shared<CancelToken>();
 
-  std::mutex mu_;
-  std::shared_ptr<pb::ModelInferRequest> next_;  // buffer of the outstanding Read
-  std::deque<std::unique_ptr<Slot>> queue_;      // responses not yet written, in request order
-  std::optional<grpc::Status> end_status_;
-  int inflight_ = 0;  // inferences whose callback has not run
+  Mutex mu_;
+  // Buffer of the outstanding Read.
+  std::shared_ptr<pb::ModelInferRequest> next_ GUARDED_BY(mu_);
+  // Responses not yet written, in request order.
+  std::deque<std::unique_ptr<Slot>> queue_ GUARDED_BY(mu_);
+  std::optional<grpc::Status> end_status_ GUARDED_BY(mu_);
+  int inflight_ GUARDED_BY(mu_) = 0;  // inferences whose callback has not run
   // A Read is outstanding, or a request is being handled before the next Read starts. True from
   // the start: the done notification may arrive on another thread while OnNew has not yet
   // started the first Read, and must not delete the call under it.
-  bool reading_ = true;
-  bool writing_ = false;      // a Write is outstanding
-  bool reads_done_ = false;   // no more requests will be read
-  bool failed_ = false;       // no more responses will be written
-  bool cancelled_ = false;    // the call is broken: never Finish
-  bool finishing_ = false;    // Finish started
-  bool finish_done_ = false;  // ... and completed
-  bool done_ = false;         // the done notification arrived
+  bool reading_ GUARDED_BY(mu_) = true;
+  bool writing_ GUARDED_BY(mu_) = false;      // a Write is outstanding
+  bool reads_done_ GUARDED_BY(mu_) = false;   // no more requests will be read
+  bool failed_ GUARDED_BY(mu_) = false;       // no more responses will be written
+  bool cancelled_ GUARDED_BY(mu_) = false;    // the call is broken: never Finish
+  bool finishing_ GUARDED_BY(mu_) = false;    // Finish started
+  bool finish_done_ GUARDED_BY(mu_) = false;  // ... and completed
+  bool done_ GUARDED_BY(mu_) = false;         // the done notification arrived
 };
 
 }  // namespace

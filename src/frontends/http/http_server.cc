@@ -13,7 +13,6 @@
 #include <condition_variable>
 #include <deque>
 #include <future>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -22,6 +21,7 @@
 #include "common/completion_batch.h"
 #include "common/log_throttle.h"
 #include "common/logging.h"
+#include "common/thread_annotations.h"
 #include "frontends/http/http_wire.h"
 #include "frontends/http/router.h"
 #include "frontends/http/status_mapping.h"
@@ -44,9 +44,9 @@ class Session;
 // Closed once the I/O threads are gone; responders check it before posting.
 struct Gate {
   explicit Gate(net::io_context* context) : ioc(context) {}
-  std::mutex mu;
-  bool open = true;      // guarded by mu
-  net::io_context* ioc;  // valid while open
+  Mutex mu;
+  bool open GUARDED_BY(mu) = true;
+  net::io_context* ioc;  // set once; valid while open
 };
 
 // Replies completed on this thread inside a CompletionBatch (an executor finishing a batch),
@@ -62,7 +62,7 @@ void FlushReplies() {
   std::vector<PendingReplies> all;
   all.swap(pending_replies);
   for (PendingReplies& p : all) {
-    std::lock_guard<std::mutex> lock(p.gate->mu);
+    MutexLock lock(p.gate->mu);
     if (!p.gate->open) continue;
     net::post(*p.gate->ioc, [tasks = std::move(p.tasks)]() {
       for (const auto& task : tasks) task();
@@ -85,10 +85,10 @@ struct ServerCore {
   HttpHandler handler;
   net::io_context ioc;
   std::shared_ptr<Gate> gate = std::make_shared<Gate>(&ioc);
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable drained;
-  bool stopping = false;                                                  // guarded by mu
-  std::unordered_map<const Session*, std::shared_ptr<Session>> sessions;  // guarded by mu
+  bool stopping GUARDED_BY(mu) = false;
+  std::unordered_map<const Session*, std::shared_ptr<Session>> sessions GUARDED_BY(mu);
 
   explicit ServerCore(int threads) : ioc(threads) {}
 };
@@ -348,7 +348,7 @@ class Responder : public HttpResponder {
     if (std::shared_ptr<Session> s = session_.lock(); s != nullptr && s->InStrand()) {
       return fn(*s);
     }
-    std::lock_guard<std::mutex> lock(gate_->mu);
+    MutexLock lock(gate_->mu);
     if (!gate_->open) return;
     std::shared_ptr<Session> s = session_.lock();
     if (s == nullptr) return;
@@ -375,7 +375,7 @@ class Responder : public HttpResponder {
 };
 
 bool Session::Register() {
-  std::lock_guard<std::mutex> lock(core_->mu);
+  MutexLock lock(core_->mu);
   if (core_->stopping) return false;
   core_->sessions.emplace(this, shared_from_this());
   registered_ = true;
@@ -652,7 +652,7 @@ void Session::Close() {
   stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
   stream_.socket().close(ignored);
   if (!registered_) return;
-  std::lock_guard<std::mutex> lock(core_->mu);
+  MutexLock lock(core_->mu);
   core_->sessions.erase(this);
   if (core_->sessions.empty()) core_->drained.notify_all();
 }
@@ -791,7 +791,7 @@ void HttpServer::Impl::Admit(tcp::socket socket) {
   std::shared_ptr<Session> victim;
   size_t open = 0;
   if (limit > 0) {
-    std::lock_guard<std::mutex> lock(core.mu);
+    MutexLock lock(core.mu);
     open = core.sessions.size();
     if (open >= limit) {
       int64_t oldest = 0;
@@ -894,14 +894,15 @@ bool HttpServer::Stop(std::chrono::milliseconds timeout) {
   StopAccepting();
   bool drained = true;
   {
-    std::unique_lock<std::mutex> lock(s.core.mu);
+    UniqueLock lock(s.core.mu);
     s.core.stopping = true;
     for (auto& [raw, session] : s.core.sessions) {
       net::post(session->executor(),
                 [session = session] { RunGuarded(*session, [&] { session->Drain(); }); });
     }
     if (s.started) {
-      drained = s.core.drained.wait_for(lock, timeout, [&s] { return s.core.sessions.empty(); });
+      drained = lock.WaitFor(s.core.drained, timeout,
+                             [&s]() REQUIRES(s.core.mu) { return s.core.sessions.empty(); });
     }
   }
   s.work.reset();
@@ -909,12 +910,12 @@ bool HttpServer::Stop(std::chrono::milliseconds timeout) {
   for (std::thread& t : s.threads) t.join();
   s.threads.clear();
   {
-    std::lock_guard<std::mutex> lock(s.core.gate->mu);
+    MutexLock lock(s.core.gate->mu);
     s.core.gate->open = false;
   }
   std::unordered_map<const Session*, std::shared_ptr<Session>> left;
   {
-    std::lock_guard<std::mutex> lock(s.core.mu);
+    MutexLock lock(s.core.mu);
     left.swap(s.core.sessions);
   }
   drained = drained && left.empty();

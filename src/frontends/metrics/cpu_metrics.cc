@@ -78,18 +78,18 @@ void CpuMonitor::Start(int interval_ms) {
   }
   const auto interval = std::chrono::milliseconds(std::max(1, interval_ms));
   thread_ = std::thread([this, interval] {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, interval, [this] { return stopping_; })) {
-      lock.unlock();
+    UniqueLock lock(mu_);
+    while (!lock.WaitFor(cv_, interval, [this]() REQUIRES(mu_) { return stopping_; })) {
+      lock.Unlock();
       Poll();
-      lock.lock();
+      lock.Lock();
     }
   });
 }
 
 void CpuMonitor::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();

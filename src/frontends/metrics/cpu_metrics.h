@@ -12,10 +12,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string_view>
 #include <thread>
 
+#include "common/thread_annotations.h"
 #include "nereid/status.h"
 
 namespace nereid {
@@ -48,8 +48,8 @@ class CpuMonitor {
   CpuMonitor& operator=(const CpuMonitor&) = delete;
 
   // Takes a first reading at once, then one every `interval_ms` on a thread.
-  void Start(int interval_ms);
-  void Stop();
+  void Start(int interval_ms) EXCLUDES(mu_);
+  void Stop() EXCLUDES(mu_);
   CpuReading Read() const;
 
  private:
@@ -59,9 +59,9 @@ class CpuMonitor {
   std::atomic<double> utilization_{0};
   std::atomic<double> memory_total_{0};
   std::atomic<double> memory_used_{0};
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

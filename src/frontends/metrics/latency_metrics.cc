@@ -10,7 +10,8 @@ namespace {
 
 class Observer final : public LatencyObserver {
  public:
-  explicit Observer(std::shared_ptr<VersionLatencyMetrics> metrics) : metrics_(std::move(metrics)) {}
+  explicit Observer(std::shared_ptr<VersionLatencyMetrics> metrics)
+      : metrics_(std::move(metrics)) {}
   void Observe(const RequestLatencies& latencies) override { metrics_->Observe(latencies); }
   void ObserveFailure(uint64_t request_ns) override { metrics_->ObserveFailure(request_ns); }
 
@@ -44,9 +45,10 @@ VersionLatencyMetrics::VersionLatencyMetrics(const MetricsConfig& config,
                                                   std::greater_equal<double>()) == bounds.end()) {
           buckets = bounds;
         } else {
-          LOG_WARNING("model '{}': histogram buckets of {} must be strictly increasing; using "
-                      "the defaults",
-                      model.name, family);
+          LOG_WARNING(
+              "model '{}': histogram buckets of {} must be strictly increasing; using "
+              "the defaults",
+              model.name, family);
         }
       } else {
         LOG_WARNING("Metric family '{}' in 'metric_identifier' is not a customizable metric",
@@ -86,7 +88,7 @@ LatencyObserverFactory LatencyMetrics::Factory() {
   return [this](const ObservedModel& model) -> std::unique_ptr<LatencyObserver> {
     auto metrics = std::make_shared<VersionLatencyMetrics>(config_, model);
     if (!metrics->has_summaries() && !metrics->has_histogram()) return nullptr;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     by_version_[{model.name, model.version}] = metrics;
     return std::make_unique<Observer>(std::move(metrics));
   };
@@ -94,7 +96,7 @@ LatencyObserverFactory LatencyMetrics::Factory() {
 
 std::shared_ptr<const VersionLatencyMetrics> LatencyMetrics::Find(const std::string& model,
                                                                   int64_t version) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_version_.find({model, version});
   return it == by_version_.end() ? nullptr : it->second.lock();
 }

@@ -9,17 +9,17 @@
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
-#include <map>
-#include <memory>
-#include <mutex>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include <prometheus/client_metric.h>
 #include <prometheus/histogram.h>
 #include <prometheus/summary.h>
 
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/thread_annotations.h"
 #include "core/stats/model_stats.h"
 #include "frontends/metrics/metrics_config.h"
 
@@ -59,13 +59,14 @@ class LatencyMetrics {
   LatencyObserverFactory Factory();
 
   // The metrics of a loaded version, or nullptr.
-  std::shared_ptr<const VersionLatencyMetrics> Find(const std::string& model,
-                                                    int64_t version) const;
+  std::shared_ptr<const VersionLatencyMetrics> Find(const std::string& model, int64_t version) const
+      EXCLUDES(mu_);
 
  private:
   MetricsConfig config_;
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, int64_t>, std::weak_ptr<VersionLatencyMetrics>> by_version_;
+  mutable Mutex mu_;
+  std::map<std::pair<std::string, int64_t>, std::weak_ptr<VersionLatencyMetrics>> by_version_
+      GUARDED_BY(mu_);
 };
 
 }  // namespace nereid
