@@ -4,6 +4,9 @@
 // units at these two: each costs about 10 s of CPU to compile.
 #pragma once
 
+// ivalue.h first: <torch/script.h> alone makes clang (not gcc) instantiate, in C++20,
+// std::vector<c10::IValue> members while IValue is still incomplete, which fails.
+#include <ATen/core/ivalue.h>
 #include <torch/script.h>
 
 #include <memory>
