@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <mutex>
 #include <system_error>
 
 #include "common/config_reader.h"
+#include "common/thread_annotations.h"
 #include "onnxruntime/autocomplete.h"
 #include "onnxruntime/model_io.h"
 #include "onnxruntime/ort_internal.h"
@@ -42,9 +42,9 @@ class LogRouter {
     static auto* router = new LogRouter();  // never destroyed: ORT may log during exit
     return *router;
   }
-  void Set(backend::LogFunction fn) {
+  void Set(backend::LogFunction fn) EXCLUDES(mu_) {
     auto sink = fn ? std::make_shared<const backend::LogFunction>(std::move(fn)) : nullptr;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     sink_ = std::move(sink);
   }
   static void Callback(void*, OrtLoggingLevel severity, const char* category, const char*,
@@ -57,10 +57,10 @@ class LogRouter {
   }
 
  private:
-  void Log(OrtLoggingLevel severity, const char* category, const char* message) {
+  void Log(OrtLoggingLevel severity, const char* category, const char* message) EXCLUDES(mu_) {
     std::shared_ptr<const backend::LogFunction> sink;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       sink = sink_;
     }
     const std::string line =
@@ -72,8 +72,8 @@ class LogRouter {
     (*sink)(ToLogLevel(severity), line);
   }
 
-  std::mutex mu_;
-  std::shared_ptr<const backend::LogFunction> sink_;  // guarded by mu_
+  Mutex mu_;
+  std::shared_ptr<const backend::LogFunction> sink_ GUARDED_BY(mu_);
 };
 
 struct SessionSettings {
@@ -221,8 +221,8 @@ class OrtModel final : public backend::Model {
   }
 
  private:
-  Ort::Session TakeSpareSession() {
-    std::lock_guard<std::mutex> lock(mu_);
+  Ort::Session TakeSpareSession() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return std::move(spare_session_);
   }
 
@@ -230,8 +230,8 @@ class OrtModel final : public backend::Model {
   const std::string path_;
   const SessionSettings settings_;
   const std::shared_ptr<const ExecutionPlan> plan_;
-  std::mutex mu_;
-  Ort::Session spare_session_;  // guarded by mu_; null once taken
+  Mutex mu_;
+  Ort::Session spare_session_ GUARDED_BY(mu_);  // null once taken
 };
 
 class OrtBackend final : public backend::Backend {
@@ -240,7 +240,10 @@ class OrtBackend final : public backend::Backend {
 
   backend::BackendInfo Info() const override {
     // Triton gives KIND_CPU groups of ONNX Runtime models two instances by default.
-    return {"onnxruntime", {"onnxruntime_onnx"}, "model.onnx", /*supports_auto_complete=*/true,
+    return {"onnxruntime",
+            {"onnxruntime_onnx"},
+            "model.onnx",
+            /*supports_auto_complete=*/true,
             /*default_cpu_instance_count=*/2};
   }
 

@@ -10,9 +10,9 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/thread_annotations.h"
 #include "nereid/backend_api.h"
 #include "pytorch/runtime_api.h"
 
@@ -66,14 +66,14 @@ class PytorchBackend final : public backend::Backend {
   }
 
  private:
-  StatusOr<backend::Backend*> Runtime() {
-    std::lock_guard<std::mutex> lock(mu_);
+  StatusOr<backend::Backend*> Runtime() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     if (runtime_ == nullptr && runtime_error_.ok()) runtime_error_ = LoadRuntime();
     if (!runtime_error_.ok()) return runtime_error_;
     return runtime_.get();
   }
 
-  Status LoadRuntime() {
+  Status LoadRuntime() REQUIRES(mu_) {
     const std::string path = (PluginDirectory() / kNereidTorchRuntimeFile).string();
     // Never closed: models and instances it creates outlive any point where closing is safe.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
@@ -98,9 +98,9 @@ class PytorchBackend final : public backend::Backend {
   }
 
   const backend::BackendOptions options_;
-  std::mutex mu_;
-  std::unique_ptr<backend::Backend> runtime_;  // guarded by mu_; set once
-  Status runtime_error_;                       // guarded by mu_; a failed load is final
+  Mutex mu_;
+  std::unique_ptr<backend::Backend> runtime_ GUARDED_BY(mu_);  // set once
+  Status runtime_error_ GUARDED_BY(mu_);                       // a failed load is final
 };
 
 }  // namespace

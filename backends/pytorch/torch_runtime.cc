@@ -11,9 +11,9 @@
 #include <atomic>
 #include <exception>
 #include <filesystem>
-#include <mutex>
 #include <system_error>
 
+#include "common/thread_annotations.h"
 #include "pytorch/torch_internal.h"
 
 namespace nereid::backends::pytorch {
@@ -167,16 +167,16 @@ class TorchModel final : public backend::Model {
 
  private:
   // The module loaded at validation goes to the first instance; with weight sharing, to all.
-  std::shared_ptr<torch::jit::Module> NextModule() {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<torch::jit::Module> NextModule() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     if (plan_->settings.weight_sharing) return spare_;
     return std::move(spare_);
   }
 
   const std::string path_;
   const std::shared_ptr<const ExecutionPlan> plan_;
-  std::mutex mu_;
-  std::shared_ptr<torch::jit::Module> spare_;  // guarded by mu_
+  Mutex mu_;
+  std::shared_ptr<torch::jit::Module> spare_ GUARDED_BY(mu_);
 };
 
 class TorchRuntime final : public backend::Backend {
@@ -243,9 +243,9 @@ class TorchRuntime final : public backend::Backend {
 void SettleInterOpThreads(std::optional<int> requested, const std::string& model_name,
                           const backend::LogFunction& log) {
   static std::atomic<bool> settled{false};
-  static std::mutex mu;
+  static Mutex mu;  // serializes the first sizing
   if (settled.load(std::memory_order_acquire) && !requested) return;
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock lock(mu);
   if (!settled.load(std::memory_order_relaxed)) {
     // Nereid's default is one inter-op thread (libtorch's is one per core): the pool only runs
     // torch.jit.fork tasks, and instances already give parallelism across requests.
