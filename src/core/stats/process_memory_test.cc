@@ -10,7 +10,15 @@
 namespace nereid {
 namespace {
 
+// GCC defines __SANITIZE_ADDRESS__; clang answers __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define NEREID_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NEREID_TEST_ASAN 1
+#endif
+#endif
+#ifdef NEREID_TEST_ASAN
 constexpr bool kAsan = true;
 #else
 constexpr bool kAsan = false;
