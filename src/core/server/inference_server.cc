@@ -245,16 +245,31 @@ StatusOr<std::vector<ModelVersionStatistics>> InferenceServer::GetModelStatistic
   return out;
 }
 
+const inference::ModelConfig& ServedModel::config() const { return *model_->config(); }
+
+int64_t ServedModel::version() const { return model_->version(); }
+
+StatusOr<ServedModel> InferenceServer::AcquireModel(const std::string& name,
+                                                    int64_t version) const {
+  NEREID_ASSIGN_OR_RETURN(std::shared_ptr<ModelVersion> model, repository_->Get(name, version));
+  return ServedModel(std::move(model));
+}
+
 void InferenceServer::InferAsync(std::unique_ptr<InferenceRequest>&& request, InferCallback done,
                                  const InferOptions& options) {
+  auto model = AcquireModel(request->model_name, request->model_version);
+  if (!model.ok()) {
+    done(model.status());
+    return;
+  }
+  InferAsync(std::move(*model), std::move(request), std::move(done), options);
+}
+
+void InferenceServer::InferAsync(ServedModel model, std::unique_ptr<InferenceRequest>&& request,
+                                 InferCallback done, const InferOptions& options) {
   std::optional<Admission::Ticket> ticket = admission_->Enter();
   if (!ticket) {
     done(Unavailable("Server is stopping; no new inference requests are accepted"));
-    return;
-  }
-  auto model = repository_->Get(request->model_name, request->model_version);
-  if (!model.ok()) {
-    done(model.status());
     return;
   }
   request->received_at = std::chrono::steady_clock::now();
@@ -262,7 +277,7 @@ void InferenceServer::InferAsync(std::unique_ptr<InferenceRequest>&& request, In
   // The ticket is released when the callback is destroyed, after it ran: the request is counted
   // until nothing of it can run any more. Nothing here captures `this`.
   ModelVersion::Infer(
-      *model, std::move(request),
+      model.model_, std::move(request),
       [ticket = std::make_shared<Admission::Ticket>(std::move(*ticket)), done = std::move(done)](
           StatusOr<std::unique_ptr<InferenceResponse>> result) { done(std::move(result)); },
       options.allow_inline);

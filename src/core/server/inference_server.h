@@ -101,6 +101,23 @@ struct ServerMetadata {
   std::vector<std::string> extensions;
 };
 
+class ModelVersion;
+
+// One ready model version, held by a frontend from decoding a request until the request is
+// scheduled: what the decoding reads (the configuration, e.g. to deduce a raw binary request's
+// input) and what runs the request are then the same version, even when a reload swaps the
+// serving table in between. Holding it keeps that version loaded, as a request in flight does.
+class ServedModel {
+ public:
+  const inference::ModelConfig& config() const;
+  int64_t version() const;
+
+ private:
+  friend class InferenceServer;
+  explicit ServedModel(std::shared_ptr<ModelVersion> model) : model_(std::move(model)) {}
+  std::shared_ptr<ModelVersion> model_;
+};
+
 class InferenceServer {
  public:
   // Loads the backends and every model of the repositories. With exit_on_error, any model load
@@ -131,10 +148,17 @@ class InferenceServer {
   StatusOr<std::vector<ModelVersionStatistics>> GetModelStatistics(const std::string& name,
                                                                    int64_t version) const;
 
+  // The version a request for (name, version) would run on now: one lookup of the serving table.
+  // Errors are the inference path's (NOT_FOUND / UNAVAILABLE with Triton's text).
+  StatusOr<ServedModel> AcquireModel(const std::string& name, int64_t version) const;
+
   // Validates the request against the model and schedules it. `done` is called exactly once,
   // possibly before InferAsync returns (validation errors).
   void InferAsync(std::unique_ptr<InferenceRequest>&& request, InferCallback done,
                   const InferOptions& options = {});
+  // Same, on `model` (from AcquireModel) rather than on whatever the table serves now.
+  void InferAsync(ServedModel model, std::unique_ptr<InferenceRequest>&& request,
+                  InferCallback done, const InferOptions& options = {});
 
   // Model repository extension. In NONE and POLL mode load and unload fail with UNAVAILABLE
   // "explicit model load / unload is not allowed if polling is enabled" (Triton's text).

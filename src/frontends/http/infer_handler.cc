@@ -38,7 +38,8 @@ RawInputSpec RawSpecFromConfig(const std::string& model, const inference::ModelC
   return spec;
 }
 
-StatusOr<DecodedInferRequest> Decode(InferenceServer* server, const HttpRequest& request,
+// Decodes against `model`, the version the request will run on (one lookup per request).
+StatusOr<DecodedInferRequest> Decode(const ServedModel& model, const HttpRequest& request,
                                      const RouteParams& p, size_t max_input_size) {
   NEREID_ASSIGN_OR_RETURN(std::shared_ptr<const std::string> body,
                           DecodedBody(request, max_input_size));
@@ -52,9 +53,8 @@ StatusOr<DecodedInferRequest> Decode(InferenceServer* server, const HttpRequest&
   if (header != nullptr) {
     NEREID_ASSIGN_OR_RETURN(header_length, ParseInferenceHeaderLength(*header, body->size()));
   }
-  NEREID_ASSIGN_OR_RETURN(std::shared_ptr<const inference::ModelConfig> config,
-                          server->GetModelConfig(p.model, p.version));
-  if (config->model_transaction_policy().decoupled()) {
+  const inference::ModelConfig& config = model.config();
+  if (config.model_transaction_policy().decoupled()) {
     return Unsupported("HTTP end point doesn't support models with decoupled transaction policy");
   }
   if (header == nullptr || header_length != 0) {
@@ -62,7 +62,7 @@ StatusOr<DecodedInferRequest> Decode(InferenceServer* server, const HttpRequest&
   }
   NEREID_ASSIGN_OR_RETURN(
       ParsedInferHeader raw,
-      DecodeRawInferRequest(std::move(body), RawSpecFromConfig(p.model, *config)));
+      DecodeRawInferRequest(std::move(body), RawSpecFromConfig(p.model, config)));
   raw.request->model_name = p.model;
   raw.request->model_version = p.version;
   return DecodedInferRequest{std::move(raw.request), raw.binary_output_default};
@@ -85,7 +85,9 @@ void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, Htt
     r.headers.Add("Accept-Encoding", "gzip, deflate");
     return responder->Send(std::move(r));
   }
-  StatusOr<DecodedInferRequest> decoded = Decode(server, request, params, options.max_input_size);
+  StatusOr<ServedModel> model = server->AcquireModel(params.model, params.version);
+  if (!model.ok()) return responder->Send(InferFailed("", model.status()));
+  StatusOr<DecodedInferRequest> decoded = Decode(*model, request, params, options.max_input_size);
   if (!decoded.ok()) return responder->Send(InferFailed("", decoded.status()));
   const ContentCoding reply_coding = ChooseResponseCoding(request.headers.Find("Accept-Encoding"));
   const bool binary_default = decoded->binary_output_default;
@@ -101,8 +103,9 @@ void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, Htt
     slots = nullptr;
   }
   server->InferAsync(
-      std::move(decoded->request), [responder, reply_coding, binary_default, id = std::move(id)](
-                                       StatusOr<std::unique_ptr<InferenceResponse>> result) {
+      std::move(*model), std::move(decoded->request),
+      [responder, reply_coding, binary_default,
+       id = std::move(id)](StatusOr<std::unique_ptr<InferenceResponse>> result) {
         // Runs on an executor thread (or here, for early errors): hand the result to the
         // connection's I/O thread and serialize it there.
         auto shared =

@@ -1,0 +1,114 @@
+// InferenceServer with the real identity plugin: a request decoded against one served version
+// runs on that version even when a reload replaces it in between (issue 14 item 4).
+#include "core/server/inference_server.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+
+#include "core/config/test_temp_dir.h"
+#include "model_config.pb.h"
+
+namespace nereid {
+namespace {
+
+constexpr char kConfig[] = R"(name: "m" backend: "identity" max_batch_size: 0
+input [{ name: "INPUT0" data_type: TYPE_FP32 dims: [2] }]
+output [{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [2] }])";
+
+// The same model with INT32 tensors, as the load API's JSON override.
+constexpr char kInt32Override[] =
+    R"({"name": "m", "backend": "identity", "max_batch_size": 0,
+        "input": [{"name": "INPUT0", "data_type": "TYPE_INT32", "dims": [2]}],
+        "output": [{"name": "OUTPUT0", "data_type": "TYPE_INT32", "dims": [2]}]})";
+
+std::unique_ptr<InferenceRequest> Fp32Request() {
+  auto r = std::make_unique<InferenceRequest>();
+  r->model_name = "m";
+  auto data = std::make_shared<const std::string>(8, '\0');
+  InferInput in;
+  in.name = "INPUT0";
+  in.data_type = DataType::kFp32;
+  in.shape = {2};
+  in.data = std::span<const char>(data->data(), data->size());
+  r->inputs.push_back(std::move(in));
+  r->KeepAlive(data);
+  return r;
+}
+
+Status RunRequest(InferenceServer& server, std::unique_ptr<InferenceRequest> request,
+                  std::optional<ServedModel> model = std::nullopt) {
+  std::promise<Status> done;
+  auto callback = [&done](StatusOr<std::unique_ptr<InferenceResponse>> r) {
+    done.set_value(r.status());
+  };
+  if (model) {
+    server.InferAsync(std::move(*model), std::move(request), callback);
+  } else {
+    server.InferAsync(std::move(request), callback);
+  }
+  return done.get_future().get();
+}
+
+class InferenceServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_.WriteFile("m/config.pbtxt", kConfig);
+    dir_.MakeDir("m/1");
+    ServerOptions options;
+    options.model_repositories = {dir_.path().string()};
+    options.backend_directory = NEREID_TEST_BACKEND_DIR;
+    options.model_control_mode = ModelControlMode::kExplicit;
+    options.startup_models = {"m"};
+    auto created = InferenceServer::Create(options);
+    ASSERT_TRUE(created.ok()) << created.status().message();
+    server_ = std::move(created).value();
+  }
+  void TearDown() override {
+    if (server_) server_->Stop(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  }
+
+  Status Reload(const char* config_json) {
+    ModelLoadParameters params;
+    params.config_json = config_json;
+    std::promise<Status> done;
+    server_->LoadModelAsync("m", std::move(params), [&done](Status s) { done.set_value(s); });
+    return done.get_future().get();
+  }
+
+  config::testing::TempDir dir_;
+  std::unique_ptr<InferenceServer> server_;
+};
+
+TEST_F(InferenceServerTest, AcquiredModelIsTheVersionThatRuns) {
+  StatusOr<ServedModel> held = server_->AcquireModel("m", -1);
+  ASSERT_TRUE(held.ok()) << held.status().message();
+  EXPECT_EQ(held->version(), 1);
+  ASSERT_TRUE(Reload(kInt32Override).ok());
+
+  // The table now serves the INT32 version; the held one is still the FP32 version.
+  EXPECT_EQ(held->config().input(0).data_type(), inference::TYPE_FP32);
+  auto now = server_->GetModelConfig("m", -1);
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ((*now)->input(0).data_type(), inference::TYPE_INT32);
+
+  // An FP32 request decoded against the held version runs on it...
+  EXPECT_TRUE(RunRequest(*server_, Fp32Request(), std::move(*held)).ok());
+  // ...while a fresh lookup finds the INT32 version and refuses it.
+  Status fresh = RunRequest(*server_, Fp32Request());
+  EXPECT_EQ(fresh.code(), StatusCode::kInvalidArgument) << fresh.message();
+}
+
+TEST_F(InferenceServerTest, AcquireUsesTheInferenceErrors) {
+  auto unknown = server_->AcquireModel("nope", -1);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(unknown.status().message(), "Request for unknown model: 'nope' is not found");
+  auto version = server_->AcquireModel("m", 7);
+  ASSERT_FALSE(version.ok());
+  EXPECT_EQ(version.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace nereid
