@@ -97,13 +97,22 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) Fail("socket failed");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(g_port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) Fail("connect failed");
+  int fd = -1;
+  // Thousands of connections a second exhaust loopback's ephemeral ports if closed connections
+  // linger in TIME_WAIT; the reset below avoids that, and a busy moment is retried.
+  for (int attempt = 0; fd < 0; ++attempt) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) Fail("socket failed");
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) break;
+    close(fd);
+    fd = -1;
+    if (attempt == 100) Fail("connect failed");
+    usleep(100 * 1000);
+  }
   // The server may answer (and close) before reading everything: a failed send ends the input.
   for (size_t sent = 0; sent < size;) {
     const ssize_t n = send(fd, data + sent, size - sent, MSG_NOSIGNAL);
@@ -123,6 +132,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const ssize_t n = recv(fd, buf, sizeof(buf), 0);
     if (n <= 0) break;  // closed (or reset): every reply has been read
   }
+  // The server closed first; a reset (linger 0) instead of a FIN leaves no TIME_WAIT behind.
+  linger reset{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
   close(fd);
   return 0;
 }
