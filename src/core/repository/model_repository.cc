@@ -20,6 +20,34 @@ Status NotInRepository(const std::string& name) {
   return Internal("failed to load '" + name + "', failed to poll from model repository");
 }
 
+// Moves a slot, logging an illegal move (a repository bug) instead of applying it.
+void Move(const std::string& name, int64_t version, VersionLifecycle& life, VersionState to,
+          std::string reason = "") {
+  if (Status s = life.MoveTo(to, std::move(reason)); !s.ok()) {
+    LOG_ERROR("model '{}' version {}: {}", name, version, s.message());
+  }
+}
+
+// What Triton reports for a version: UNAVAILABLE for a failed load (with its error) and for an
+// unloaded version ("unloaded").
+VersionStatus Report(int64_t version, const VersionLifecycle& life) {
+  switch (life.state()) {
+    case VersionState::kLoading:
+      return {version, ModelState::kLoading, ""};
+    case VersionState::kReady:
+      return {version, ModelState::kReady, ""};
+    case VersionState::kFailed:
+      return {version, ModelState::kUnavailable, life.reason()};
+    case VersionState::kUnloading:
+      return {version, ModelState::kUnloading, ""};
+    case VersionState::kUnloaded:
+      return {version, ModelState::kUnavailable, "unloaded"};
+    case VersionState::kNone:
+      break;
+  }
+  return {version, ModelState::kUnknown, ""};
+}
+
 }  // namespace
 
 const char* ModelStateName(ModelState state) {
@@ -203,7 +231,7 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
       if (plan.reusable.count(v) != 0 && serving.count(v) != 0) continue;
       todo.push_back(v);
       VersionSlot& slot = entry.versions[v];
-      if (!slot.model) slot.status = {v, ModelState::kLoading, ""};
+      if (!slot.model) Move(name, v, slot.life, VersionState::kLoading);
     }
   }
   std::map<int64_t, StatusOr<ServedHandle>> loaded;
@@ -241,8 +269,9 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
       // Unloaded while loading: the unload wins, the new versions are discarded.
       for (auto& [v, result] : loaded) {
         VersionSlot& slot = entry.versions[v];
-        if (slot.status.state == ModelState::kLoading)
-          slot.status = {v, ModelState::kUnavailable, "unloaded"};
+        if (slot.life.state() == VersionState::kLoading) {
+          Move(name, v, slot.life, VersionState::kUnloaded);
+        }
         if (result.ok()) dropping.push_back(std::move(result->model));
       }
       first_error = Unavailable("load of model '" + name + "' was cancelled by an unload");
@@ -259,7 +288,7 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
           if (slot.model) dropping.push_back(std::move(slot.model));
           slot.model = std::move(it->second->model);
           slot.released = std::move(it->second->released);
-          slot.status = {v, ModelState::kReady, ""};
+          Move(name, v, slot.life, VersionState::kReady);
           any_ready = true;
           LOG_INFO("successfully loaded '{}' version {}", name, v);
         } else {
@@ -271,7 +300,7 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
             any_ready = true;  // the old version keeps serving
             LOG_WARNING("'{}' version {} keeps serving its previous load", name, v);
           } else {
-            slot.status = {v, ModelState::kUnavailable, it->second.status().ToString()};
+            Move(name, v, slot.life, VersionState::kFailed, it->second.status().ToString());
           }
         }
       }
@@ -279,14 +308,14 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
       for (auto& [v, slot] : entry.versions) {
         if (selected.count(v) != 0) continue;
         if (!slot.model) {
-          if (slot.status.state != ModelState::kUnloading) {
-            slot.status = {v, ModelState::kUnavailable, "unloaded"};
+          if (slot.life.state() != VersionState::kUnloading) {
+            Move(name, v, slot.life, VersionState::kUnloaded);
           }
           continue;
         }
         if (!any_ready) continue;  // never leave the model with nothing to serve
         LOG_INFO("unloading '{}' version {} (no longer selected by the version policy)", name, v);
-        slot.status = {v, ModelState::kUnloading, ""};
+        Move(name, v, slot.life, VersionState::kUnloading);
         dropping.push_back(std::move(slot.model));
       }
     }
@@ -297,17 +326,16 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
   return first_error;
 }
 
-void ModelRepository::UnloadLocked(ModelEntry& entry,
+void ModelRepository::UnloadLocked(const std::string& name, ModelEntry& entry,
                                    std::vector<std::shared_ptr<ModelVersion>>* dropping) {
   ++entry.epoch;
   for (auto& [v, slot] : entry.versions) {
     if (slot.model) {
       // slot.released turns true when the last request lets go (see ResolveReleasedLocked).
-      slot.status = {v, ModelState::kUnloading, ""};
+      Move(name, v, slot.life, VersionState::kUnloading);
       dropping->push_back(std::move(slot.model));
-    } else if (slot.status.state == ModelState::kLoading ||
-               slot.status.state == ModelState::kReady) {
-      slot.status = {v, ModelState::kUnavailable, "unloaded"};
+    } else if (slot.life.state() == VersionState::kLoading) {
+      Move(name, v, slot.life, VersionState::kUnloaded);  // the load in progress is cancelled
     }
   }
 }
@@ -319,7 +347,7 @@ Status ModelRepository::Unload(const std::string& name) {
     MutexLock lock(mu_);
     auto it = models_.find(name);
     if (it == models_.end()) return Status::Ok();
-    UnloadLocked(it->second, &dropping);
+    UnloadLocked(name, it->second, &dropping);
     PublishLocked();
   }
   LOG_INFO("unloading model '{}' ({} version(s))", name, dropping.size());
@@ -332,7 +360,7 @@ void ModelRepository::MarkDuplicate(const std::string& name) {
   {
     MutexLock lock(mu_);
     ModelEntry& entry = models_[name];
-    UnloadLocked(entry, &dropping);
+    UnloadLocked(name, entry, &dropping);
     entry.failure = "model appears in two or more repositories";
     PublishLocked();
   }
@@ -345,7 +373,7 @@ void ModelRepository::Forget(const std::string& name) {
     MutexLock lock(mu_);
     auto it = models_.find(name);
     if (it == models_.end()) return;
-    UnloadLocked(it->second, &dropping);
+    UnloadLocked(name, it->second, &dropping);
     it->second.forgotten = true;
     PublishLocked();
   }
@@ -363,11 +391,11 @@ void ModelRepository::PublishLocked() {
   serving_.store(std::move(table));
 }
 
-void ModelRepository::ResolveReleasedLocked(ModelEntry& entry) const {
+void ModelRepository::ResolveReleasedLocked(const std::string& name, ModelEntry& entry) const {
   for (auto& [v, slot] : entry.versions) {
-    if (slot.status.state == ModelState::kUnloading && !slot.model && slot.released &&
+    if (slot.life.state() == VersionState::kUnloading && !slot.model && slot.released &&
         slot.released->load(std::memory_order_acquire)) {
-      slot.status = {v, ModelState::kUnavailable, "unloaded"};
+      Move(name, v, slot.life, VersionState::kUnloaded);
       slot.released.reset();
     }
   }
@@ -436,12 +464,11 @@ std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
   std::set<std::string> names;
   for (const auto& [name, d] : dirs) names.insert(name);
   for (auto& [name, entry] : models_) {
-    ResolveReleasedLocked(entry);
+    ResolveReleasedLocked(name, entry);
     // A model whose directory is gone stays listed only while a version is still winding down.
     bool active = !entry.forgotten;
     for (const auto& [v, slot] : entry.versions) {
-      active = active ||
-               !(slot.status.state == ModelState::kUnavailable && slot.status.reason == "unloaded");
+      active = active || slot.life.state() != VersionState::kUnloaded;
     }
     if (active) names.insert(name);
   }
@@ -458,7 +485,7 @@ std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
             {-1, ModelState::kUnavailable,
              duplicate ? "model appears in two or more repositories" : entry.failure});
       }
-      for (const auto& [v, slot] : entry.versions) ms.versions.push_back(slot.status);
+      for (const auto& [v, slot] : entry.versions) ms.versions.push_back(Report(v, slot.life));
     }
     if (ready_only) {
       std::erase_if(ms.versions,
@@ -473,14 +500,15 @@ std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
 bool ModelRepository::AllReady() const {
   MutexLock lock(mu_);
   for (auto& [name, entry] : models_) {
-    ResolveReleasedLocked(entry);
+    ResolveReleasedLocked(name, entry);
     if (entry.forgotten) continue;
     if (!entry.failure.empty()) return false;
     for (const auto& [v, slot] : entry.versions) {
-      const bool unloaded =
-          (slot.status.state == ModelState::kUnavailable && slot.status.reason == "unloaded") ||
-          slot.status.state == ModelState::kUnloading;
-      if (slot.status.state != ModelState::kReady && !unloaded) return false;
+      const VersionState state = slot.life.state();
+      if (state != VersionState::kReady && state != VersionState::kUnloaded &&
+          state != VersionState::kUnloading) {
+        return false;
+      }
     }
   }
   return true;
@@ -490,7 +518,7 @@ void ModelRepository::UnloadAll() {
   std::vector<std::shared_ptr<ModelVersion>> dropping;
   {
     MutexLock lock(mu_);
-    for (auto& [name, entry] : models_) UnloadLocked(entry, &dropping);
+    for (auto& [name, entry] : models_) UnloadLocked(name, entry, &dropping);
     PublishLocked();
   }
   dropping.clear();  // outside the lock: the reaper destroys what no request holds

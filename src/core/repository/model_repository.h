@@ -33,6 +33,7 @@
 #include "core/repository/config_resolver.h"
 #include "core/repository/load_override.h"
 #include "core/repository/served_version.h"
+#include "core/repository/version_state.h"
 
 namespace nereid {
 
@@ -109,9 +110,9 @@ class ModelRepository {
 
  private:
   struct VersionSlot {
-    VersionStatus status;
-    std::shared_ptr<ModelVersion> model;          // set while READY
-    std::shared_ptr<std::atomic<bool>> released;  // set while UNLOADING
+    VersionLifecycle life;                        // every move through MoveLocked
+    std::shared_ptr<ModelVersion> model;          // set while kReady
+    std::shared_ptr<std::atomic<bool>> released;  // set while kUnloading
   };
   struct ModelEntry {
     std::map<int64_t, VersionSlot> versions;
@@ -133,9 +134,9 @@ class ModelRepository {
                     std::map<int64_t, StatusOr<ServedHandle>>& loaded) EXCLUDES(mu_);
   std::shared_ptr<Mutex> LoadMutex(const std::string& name) EXCLUDES(mu_);
   // `entry` is one of models_.
-  void UnloadLocked(ModelEntry& entry, std::vector<std::shared_ptr<ModelVersion>>* dropping)
-      REQUIRES(mu_);
-  void ResolveReleasedLocked(ModelEntry& entry) const REQUIRES(mu_);
+  void UnloadLocked(const std::string& name, ModelEntry& entry,
+                    std::vector<std::shared_ptr<ModelVersion>>* dropping) REQUIRES(mu_);
+  void ResolveReleasedLocked(const std::string& name, ModelEntry& entry) const REQUIRES(mu_);
   std::vector<Status> LoadParallel(const std::vector<std::string>& names) EXCLUDES(mu_);
   void PublishLocked() REQUIRES(mu_);
 
