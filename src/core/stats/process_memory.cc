@@ -5,8 +5,9 @@
 
 #include <cstdio>
 
-// GCC defines __SANITIZE_ADDRESS__ / __SANITIZE_THREAD__; clang answers __has_feature.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// GCC defines __SANITIZE_ADDRESS__ (the tsan preset defines NEREID_TSAN, see CMakeLists.txt);
+// clang answers __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(NEREID_TSAN)
 #define NEREID_SANITIZED_HEAP 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \

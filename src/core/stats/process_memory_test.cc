@@ -1,5 +1,6 @@
 // Built twice: plainly, and with -fsanitize=address (process_memory_asan_test), where the
-// allocator is ASan's and malloc_trim must not be called.
+// allocator is ASan's and malloc_trim must not be called. In the TSan build (one binary) the
+// allocator is TSan's, likewise.
 #include "core/stats/process_memory.h"
 
 #include <gtest/gtest.h>
@@ -10,18 +11,19 @@
 namespace nereid {
 namespace {
 
-// GCC defines __SANITIZE_ADDRESS__; clang answers __has_feature.
-#if defined(__SANITIZE_ADDRESS__)
-#define NEREID_TEST_ASAN 1
+// GCC defines __SANITIZE_ADDRESS__ (the tsan preset defines NEREID_TSAN, see CMakeLists.txt);
+// clang answers __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(NEREID_TSAN)
+#define NEREID_TEST_SANITIZED_HEAP 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NEREID_TEST_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define NEREID_TEST_SANITIZED_HEAP 1
 #endif
 #endif
-#ifdef NEREID_TEST_ASAN
-constexpr bool kAsan = true;
+#ifdef NEREID_TEST_SANITIZED_HEAP
+constexpr bool kSanitizedHeap = true;
 #else
-constexpr bool kAsan = false;
+constexpr bool kSanitizedHeap = false;
 #endif
 
 TEST(ProcessMemoryTest, ResidentBytesIsPlausible) {
@@ -38,7 +40,9 @@ TEST(ProcessMemoryTest, TrimmedReadingAfterFreeingMemory) {
   EXPECT_GT(ResidentBytesTrimmed(), 1u << 20);
 }
 
-TEST(ProcessMemoryTest, TrimsOnlyWithGlibcAllocator) { EXPECT_EQ(TrimsAllocator(), !kAsan); }
+TEST(ProcessMemoryTest, TrimsOnlyWithGlibcAllocator) {
+  EXPECT_EQ(TrimsAllocator(), !kSanitizedHeap);
+}
 
 }  // namespace
 }  // namespace nereid
