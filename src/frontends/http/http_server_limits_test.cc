@@ -205,6 +205,10 @@ TEST_F(HttpServerLimitsTest, AtTheLimitTheLongestIdleConnectionMakesRoom) {
     idle.push_back(std::make_unique<Client>(server_->port()));
     idle.back()->Send(Post("/i", "x"));  // served, then idle
     ASSERT_EQ(idle.back()->Read().status, 200);
+    // A connection goes idle when the server's write completes, which may run after the client
+    // has read the reply (seen under TSan: the first connection went idle after the second one).
+    // The pause makes the order the connections went idle in the order they were served.
+    std::this_thread::sleep_for(milliseconds(100));
   }
   ExpectServing();                              // a fourth client is served...
   EXPECT_TRUE(idle.front()->ClosedWithin5s());  // ...and the oldest idle one was closed
