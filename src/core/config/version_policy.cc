@@ -1,10 +1,11 @@
 #include "core/config/version_policy.h"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <string_view>
 #include <system_error>
+
+#include "common/parse_number.h"
 
 namespace nereid::config {
 namespace {
@@ -13,18 +14,6 @@ namespace fs = std::filesystem;
 
 void Warn(const LogFn& warn, const std::string& message) {
   if (warn) warn(message);
-}
-
-// A version directory name: decimal digits only, no leading zero (except "0"), fits in int64.
-std::optional<int64_t> ParseVersion(std::string_view name) {
-  if (name.empty() || (name.size() > 1 && name[0] == '0')) return std::nullopt;
-  if (!std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  int64_t version = 0;
-  auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), version);
-  if (ec != std::errc() || ptr != name.data() + name.size()) return std::nullopt;
-  return version;
 }
 
 bool IsReservedSubdirectory(std::string_view name) {
@@ -38,6 +27,12 @@ std::vector<int64_t> SortedUnique(std::vector<int64_t> v) {
 }
 
 }  // namespace
+
+std::optional<int64_t> ParseVersion(std::string_view name) {
+  if (name.size() > 1 && name[0] == '0') return std::nullopt;               // "007"
+  if (name.empty() || name[0] < '0' || name[0] > '9') return std::nullopt;  // "-1", "+1"
+  return ParseInteger<int64_t>(name);
+}
 
 std::vector<int64_t> ListVersionDirectories(const fs::path& model_dir, const LogFn& warn) {
   std::vector<int64_t> versions;

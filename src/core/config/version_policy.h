@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model_config.pb.h"
@@ -15,6 +17,10 @@ namespace nereid::config {
 
 // Receives one warning line; may be empty (warnings dropped). Called on the caller's thread.
 using LogFn = std::function<void(const std::string& message)>;
+
+// The version a subdirectory name stands for: decimal digits only, no leading zero (except "0"),
+// fits in int64. Anything else ("v1", "-1", "007", "+1") is not a version.
+std::optional<int64_t> ParseVersion(std::string_view name);
 
 // Version numbers of `model_dir`'s subdirectories (symlinks to directories count), ascending.
 // `warmup`, `initial_state` and `configs` are skipped silently, files are skipped silently, and

@@ -16,6 +16,15 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::TempDir;
 
+TEST(ParseVersionTest, OnlyCanonicalDecimalNames) {
+  EXPECT_EQ(ParseVersion("0"), 0);
+  EXPECT_EQ(ParseVersion("12"), 12);
+  EXPECT_EQ(ParseVersion("9223372036854775807"), INT64_MAX);
+  for (const char* bad : {"", "007", "01", "-1", "+1", "1a", " 1", "v1", "9223372036854775808"}) {
+    EXPECT_EQ(ParseVersion(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(ListVersionDirectoriesTest, KeepsOnlyCanonicalNumericDirectories) {
   TempDir dir;
   for (const char* name : {"10", "2", "1", "0", "007", "v1", "-1", "1.5", "99999999999999999999",

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <vector>
 
+#include "core/config/version_policy.h"
+
 namespace nereid {
 namespace {
 
@@ -18,13 +20,9 @@ uint64_t Mix(uint64_t h, uint64_t v) {
 
 uint64_t HashString(const std::string& s, uint64_t h) { return HashBytes(s.data(), s.size(), h); }
 
-bool IsVersionName(const std::string& name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
+// The same rule as the version policy's: "01" is not version 1, so its files count as the
+// model's own.
+bool IsVersionName(const std::string& name) { return config::ParseVersion(name).has_value(); }
 
 uint64_t HashFile(const std::filesystem::path& path, uint64_t h) {
   std::ifstream in(path, std::ios::binary);

@@ -35,6 +35,21 @@ TEST(DirFingerprintTest, ContentChangeWithSameSizeAndMtimeIsSeen) {
   EXPECT_EQ(before.model_files, after.model_files);  // only the version changed
 }
 
+// "01" is not a version directory (the version policy ignores it), so a change under it is a
+// change of the model's own files: it cannot make version 1 look unchanged, or changed.
+TEST(DirFingerprintTest, NonCanonicalNumbersAreModelFiles) {
+  TempDir t;
+  t.WriteFile("1/model.onnx", "one");
+  t.WriteFile("01/model.onnx", "zero-one");
+  const DirFingerprint before = FingerprintModelDir(t.path());
+  ASSERT_EQ(before.versions.size(), 1u);
+  EXPECT_EQ(before.versions.count("1"), 1u);
+  t.WriteFile("01/model.onnx", "changed!");
+  const DirFingerprint after = FingerprintModelDir(t.path());
+  EXPECT_NE(before.model_files, after.model_files);
+  EXPECT_EQ(before.versions, after.versions);
+}
+
 TEST(DirFingerprintTest, SeparatesVersionsFromModelFiles) {
   TempDir t;
   t.WriteFile("config.pbtxt", "a");

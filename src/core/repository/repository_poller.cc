@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "common/logging.h"
-#include "common/parse_number.h"
+#include "core/config/version_policy.h"
 
 namespace nereid {
 
@@ -112,11 +112,8 @@ void RepositoryPoller::ScanOnce() {
       for (const auto& [v, hash] : cur->second.fingerprint.versions) {
         auto old = app->second.fingerprint.versions.find(v);
         if (old == app->second.fingerprint.versions.end() || old->second != hash) continue;
-        if (auto number = ParseInteger<int64_t>(v)) {
-          task.reusable.insert(*number);
-        } else {
-          LOG_VERBOSE(1, "model '{}': '{}' is not a version number; it is reloaded", name, v);
-        }
+        // Only the directory that names the version (not "01" beside "1") makes it reusable.
+        if (auto version = config::ParseVersion(v)) task.reusable.insert(*version);
       }
     }
     applied_[name] = cur->second;
