@@ -11,6 +11,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "common/parse_number.h"
+
 namespace nereid {
 
 enum class JsonEv : unsigned char {
@@ -76,15 +78,12 @@ class JsonEventAdapter {
   bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
     const char* end = s + n;
     if (n == 0) return false;
-    if (std::string_view(s, n).find_first_of(".eEINa") == std::string_view::npos) {
-      if (*s == '-') {
-        int64_t v = 0;
-        auto [p, ec] = std::from_chars(s, end, v);
-        if (ec == std::errc() && p == end) return Int64(v);
-      } else {
-        uint64_t v = 0;
-        auto [p, ec] = std::from_chars(s, end, v);
-        if (ec == std::errc() && p == end) return Uint64(v);
+    const std::string_view text(s, n);
+    if (text.find_first_of(".eEIN") == std::string_view::npos) {  // no fraction, exponent, NaN, Inf
+      if (text[0] == '-') {
+        if (auto v = ParseInteger<int64_t>(text)) return Int64(*v);
+      } else if (auto v = ParseInteger<uint64_t>(text)) {
+        return Uint64(*v);
       }
     }
     double d = 0;
