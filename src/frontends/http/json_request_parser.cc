@@ -426,7 +426,6 @@ StatusOr<ParsedInferHeader> ParseInferRequestJson(std::string_view json) {
   out.request = std::make_unique<InferenceRequest>();
   RequestHandler handler(&out, json.size());
   JsonEventAdapter<RequestHandler> adapter(&handler);
-  rapidjson::MemoryStream stream(json.data(), json.size());
   rapidjson::Reader reader;
   // Iterative parsing: no recursion, so nesting cannot exhaust the stack even before the
   // handler's depth limit trips. Numbers arrive as text and are converted by the adapter with
@@ -436,7 +435,19 @@ StatusOr<ParsedInferHeader> ParseInferRequestJson(std::string_view json) {
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
                               rapidjson::kParseNumbersAsStringsFlag |
                               rapidjson::kParseNanAndInfFlag;
-  const rapidjson::ParseResult result = reader.Parse<kFlags>(stream, adapter);
+  rapidjson::ParseResult result;
+  if (json.find('\0') == std::string_view::npos) {
+    // In place, on a private copy of the header (a memcpy, cheap next to parsing): numbers are
+    // handed over as text where they stand and strings unescaped where they stand, where the
+    // copying parser would push every character onto its stack first. The copy's terminating
+    // NUL ends the input, so this path is only for text without one.
+    std::string text(json);
+    rapidjson::InsituStringStream stream(text.data());
+    result = reader.Parse<kFlags | rapidjson::kParseInsituFlag>(stream, adapter);
+  } else {  // never valid JSON, but the error must name what the client sent
+    rapidjson::MemoryStream stream(json.data(), json.size());
+    result = reader.Parse<kFlags>(stream, adapter);
+  }
   if (!handler.status().ok()) return handler.status();
   if (result.IsError()) {
     return InvalidArgument(std::string("failed to parse the request JSON buffer: ") +

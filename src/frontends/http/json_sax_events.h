@@ -77,16 +77,28 @@ class JsonEventAdapter {
   // (out of range: +-infinity or zero, as strtod gives).
   bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
     const char* end = s + n;
-    if (n == 0) return false;
-    const std::string_view text(s, n);
-    if (text.find_first_of(".eEIN") == std::string_view::npos) {  // no fraction, exponent, NaN, Inf
-      if (text[0] == '-') {
-        if (auto v = ParseInteger<int64_t>(text)) return Int64(*v);
-      } else if (auto v = ParseInteger<uint64_t>(text)) {
-        return Uint64(*v);
+    const bool minus = n > 0 && *s == '-';
+    const char* digits = s + (minus ? 1 : 0);
+    // Integers, the common case, in one pass: 18 digits stay below 2^63, so either sign fits.
+    const char* q = digits;
+    uint64_t v = 0;
+    for (; q != end && q - digits < 18 && static_cast<unsigned>(*q - '0') < 10; ++q) {
+      v = v * 10 + static_cast<unsigned>(*q - '0');
+    }
+    if (q == end && q != digits) {
+      if (!minus) return Uint64(v);
+      return Int64(-static_cast<int64_t>(v));  // v < 10^18: no overflow
+    }
+    if (q - digits == 18 && std::string_view(s, n).find_first_of(".eE") == std::string_view::npos) {
+      // 19 or more digits: an integer only if it fits 64 bits, else a double as rapidjson does.
+      if (minus) {
+        if (auto i = ParseInteger<int64_t>(std::string_view(s, n))) return Int64(*i);
+      } else if (auto u = ParseInteger<uint64_t>(std::string_view(s, n))) {
+        return Uint64(*u);
       }
     }
     double d = 0;
+    if (FastDouble(digits, end, &d)) return Double(minus ? -d : d);
     auto [p, ec] = std::from_chars(s, end, d);
     if (ec == std::errc::result_out_of_range) {
       d = std::strtod(std::string(s, n).c_str(), nullptr);  // +-HUGE_VAL or the underflow value
@@ -103,6 +115,46 @@ class JsonEventAdapter {
   bool EndArray(rapidjson::SizeType) { return sink_->On(JsonEvent(JsonEv::kEndArray)); }
 
  private:
+  // Clinger's exact case, as rapidjson's StrtodFast: at most 15 significant digits (the mantissa
+  // is then exact in a double) and a decimal exponent within +-22 (10^k is exact): one correctly
+  // rounded multiplication or division. `p` is past any sign, and JSON's grammar was checked.
+  static bool FastDouble(const char* p, const char* end, double* out) {
+    static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    uint64_t mantissa = 0;
+    int significant = 0;
+    int exponent = 0;
+    bool fraction = false;
+    for (; p != end && *p != 'e' && *p != 'E'; ++p) {
+      if (*p == '.') {
+        fraction = true;
+        continue;
+      }
+      const unsigned digit = static_cast<unsigned>(*p - '0');
+      if (digit > 9) return false;  // NaN, Infinity
+      if (mantissa != 0 || digit != 0) ++significant;
+      if (significant > 15) return false;
+      mantissa = mantissa * 10 + digit;
+      if (fraction) --exponent;
+    }
+    if (p != end) {  // exponent: [eE][+-]?digits, at most 3 digits considered
+      ++p;
+      const bool negative = p != end && *p == '-';
+      if (p != end && (*p == '-' || *p == '+')) ++p;
+      int e = 0;
+      for (int k = 0; p != end; ++p, ++k) {
+        if (k == 3) return false;
+        e = e * 10 + (*p - '0');
+      }
+      exponent += negative ? -e : e;
+    }
+    if (exponent < -22 || exponent > 22) return false;
+    const double m = static_cast<double>(mantissa);
+    *out = exponent < 0 ? m / kPow10[-exponent] : m * kPow10[exponent];
+    return true;
+  }
+
   bool Text(JsonEv kind, const char* s, rapidjson::SizeType n) {
     JsonEvent e(kind);
     e.s = std::string_view(s, n);
