@@ -8,6 +8,7 @@
 #include <map>
 #include <thread>
 
+#include "app/config_flags.h"
 #include "common/parse_number.h"
 
 namespace nereid {
@@ -18,9 +19,7 @@ namespace {
 constexpr const char* kCompatFlags[] = {"--grpc-infer-allocation-pool-size",
                                         "--grpc-max-response-pool-size",
                                         "--grpc-header-forward-pattern",
-                                        "--grpc-restricted-protocol",
                                         "--http-header-forward-pattern",
-                                        "--http-restricted-api",
                                         "--allow-gpu-metrics",
                                         "--trace-config",
                                         "--trace-file",
@@ -59,24 +58,11 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// "<backend>,<key>=<value>" (or "<key>=<value>" for every backend).
+// Triton's format checks, then Nereid's own check of the one setting it reads itself.
 Status ParseBackendConfig(const std::string& text, ServerOptions* server) {
-  std::string backend;
-  std::string setting = text;
-  const size_t comma = text.find(',');
-  if (comma != std::string::npos) {
-    backend = text.substr(0, comma);
-    setting = text.substr(comma + 1);
-  }
-  const size_t eq = setting.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    return InvalidArgument(
-        "--backend-config option format is '<backend name>,<setting>=<value>'."
-        " Got " +
-        text);
-  }
-  std::string key = setting.substr(0, eq);
-  std::string value = setting.substr(eq + 1);
+  auto setting = ParseBackendConfigOption(text);
+  if (!setting.ok()) return BadOption("backend-config", setting.status());
+  const auto& [key, value] = setting->second;
   if (key == "default-max-batch-size") {
     auto number = ParseInteger<int>(value);
     if (!number || *number < 0) {
@@ -85,8 +71,17 @@ Status ParseBackendConfig(const std::string& text, ServerOptions* server) {
           "'");
     }
   }
-  server->backend_config.push_back({backend, {std::move(key), std::move(value)}});
+  server->backend_config.push_back(std::move(*setting));
   return Status::Ok();
+}
+
+// Keeps the first occurrence of each value: Triton keeps these flags in a std::set.
+std::vector<std::string> Unique(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
 }
 
 struct RawFlags {
@@ -97,37 +92,37 @@ struct RawFlags {
   std::string grpc_compression = "none";
   bool disable_auto_complete = false;
   bool strict_model_config = false;
-  std::map<std::string, std::string> compat;
+  std::map<std::string, std::vector<std::string>> compat;  // every occurrence, in order
+  std::vector<std::string> http_restricted_api;
+  std::vector<std::string> grpc_restricted_protocol;
   std::vector<std::string> metrics_config;
   std::string metrics_address;
 };
 
-// Repeating one of these keeps the last value, as Triton's getopt parser does.
+// Triton's repeatable flags keep every occurrence; the others keep the last one (getopt).
+constexpr auto kAll = CLI::MultiOptionPolicy::TakeAll;
+
 void AddMetricsFlags(CLI::App& app, MetricsCliOptions& m, RawFlags& raw) {
-  const auto last = CLI::MultiOptionPolicy::TakeLast;
-  app.add_option("--allow-metrics", m.allow, "Serve Prometheus metrics")->multi_option_policy(last);
-  app.add_option("--allow-cpu-metrics", m.server.allow_cpu, "Report CPU utilization and memory")
-      ->multi_option_policy(last);
-  app.add_option("--metrics-port", m.server.port, "Metrics port")
-      ->check(CLI::Range(0, 65535))
-      ->multi_option_policy(last);
+  app.add_option("--allow-metrics", m.allow, "Serve Prometheus metrics");
+  app.add_option("--allow-cpu-metrics", m.server.allow_cpu, "Report CPU utilization and memory");
+  app.add_option("--metrics-port", m.server.port, "Metrics port")->check(CLI::Range(0, 65535));
   app.add_option("--metrics-address", raw.metrics_address,
-                 "Metrics bind address (default: --http-address)")
-      ->multi_option_policy(last);
+                 "Metrics bind address (default: --http-address)");
   app.add_option("--metrics-interval-ms", m.server.interval_ms, "CPU metrics poll interval (ms)")
-      ->check(CLI::PositiveNumber)
-      ->multi_option_policy(last);
+      ->check(CLI::PositiveNumber);
   app.add_option("--metrics-config", raw.metrics_config,
                  "<setting>=<value>: counter_latencies, histogram_latencies, summary_latencies, "
-                 "summary_quantiles")
-      ->allow_extra_args(false);
+                 "summary_quantiles (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(kAll);
 }
 
 // --metrics-config, the address default, and port collisions with HTTP and gRPC.
 Status FinishMetrics(AppOptions& o, const RawFlags& raw) {
   MetricsCliOptions& m = o.metrics;
   for (const std::string& setting : raw.metrics_config) {
-    NEREID_RETURN_IF_ERROR(ApplyMetricsConfig(setting, &m.server.config, &m.warnings));
+    NEREID_RETURN_IF_ERROR(
+        BadOption("metrics-config", ApplyMetricsConfig(setting, &m.server.config, &m.warnings)));
   }
   m.server.address = raw.metrics_address.empty() ? o.http.address : raw.metrics_address;
   if (m.server.address.rfind("ipv6:", 0) == 0) m.server.address = m.server.address.substr(5);
@@ -135,16 +130,34 @@ Status FinishMetrics(AppOptions& o, const RawFlags& raw) {
     m.server.allow_cpu = false;  // Triton forces the per-interval metrics off too
     return Status::Ok();
   }
-  if (m.server.port == 0) return Status::Ok();
-  if (o.http.allow && m.server.port == o.http.port) {
-    return InvalidArgument(
-        "The server cannot listen to HTTP requests and metrics requests at the same port " +
-        std::to_string(m.server.port));
+  return Status::Ok();
+}
+
+// Triton's CheckPortCollision over the enabled services, by address as given and port. Nereid
+// lets port 0 (an ephemeral port, chosen by the kernel) repeat.
+Status CheckPortCollision(const AppOptions& o, const RawFlags& raw,
+                          const std::string& http_address) {
+  struct Service {
+    const char* name;
+    std::string address;
+    int port;
+  };
+  std::vector<Service> services;
+  if (o.http.allow) services.push_back({"HTTP", http_address, o.http.port});
+  if (o.grpc.allow) services.push_back({"GRPC", o.grpc.server.address, o.grpc.server.port});
+  if (o.metrics.allow) {
+    services.push_back({"metrics", raw.metrics_address.empty() ? http_address : raw.metrics_address,
+                        o.metrics.server.port});
   }
-  if (o.grpc.allow && m.server.port == o.grpc.server.port) {
-    return InvalidArgument(
-        "The server cannot listen to GRPC requests and metrics requests at the same port " +
-        std::to_string(m.server.port));
+  for (size_t i = 0; i < services.size(); ++i) {
+    for (size_t j = i + 1; j < services.size(); ++j) {
+      const Service& a = services[i];
+      const Service& b = services[j];
+      if (a.address != b.address || a.port != b.port || a.port == 0) continue;
+      return InvalidArgument(std::string("The server cannot listen to ") + a.name +
+                             " requests and " + b.name + " requests at the same address and port " +
+                             a.address + ":" + std::to_string(a.port));
+    }
   }
   return Status::Ok();
 }
@@ -185,7 +198,7 @@ void AddGrpcFlags(CLI::App& app, GrpcOptions& g, RawFlags& raw) {
 }
 
 // --grpc-infer-response-compression-level, mutual TLS implying TLS, HTTP/gRPC port collisions.
-Status FinishGrpc(const AppOptions& o, const RawFlags& raw, GrpcOptions& g) {
+Status FinishGrpc(const RawFlags& raw, GrpcOptions& g) {
   const std::string level = Lower(raw.grpc_compression);
   if (level == "none") {
     g.server.response_compression = GrpcCompression::kNone;
@@ -196,15 +209,17 @@ Status FinishGrpc(const AppOptions& o, const RawFlags& raw, GrpcOptions& g) {
   } else if (level == "high") {
     g.server.response_compression = GrpcCompression::kHigh;
   } else {
-    return InvalidArgument("invalid value for --grpc-infer-response-compression-level: " +
-                           raw.grpc_compression + " (none, low, medium or high)");
+    return BadOption("grpc-infer-response-compression-level",
+                     InvalidArgument("invalid argument for "
+                                     "--grpc_infer_response_compression_level"));
   }
   if (g.server.ssl.use_mutual_auth) g.server.ssl.use_ssl = true;
-  if (g.allow && o.http.allow && g.server.port != 0 && g.server.port == o.http.port) {
-    return InvalidArgument(
-        "The server cannot listen to HTTP requests and GRPC requests at the "
-        "same port " +
-        std::to_string(g.server.port));
+  for (const auto& arg : raw.grpc_restricted_protocol) {
+    NEREID_RETURN_IF_ERROR(
+        BadOption("grpc-restricted-protocol",
+                  ParseRestrictedFeatureOption(arg, "grpc-restricted-protocol",
+                                               kRestrictedProtocolHeaderPrefix, "protocol",
+                                               &g.server.restricted)));
   }
   return Status::Ok();
 }
@@ -215,7 +230,8 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   // argument, which Triton rejects.
   app.add_option("--model-repository,--model-store", s.model_repositories,
                  "Path to a model repository (repeatable)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->multi_option_policy(kAll);
   app.add_option("--id", s.server_id, "Server identifier reported in server metadata");
   app.add_option("--strict-readiness", s.strict_readiness,
                  "Ready only when every model version is ready");
@@ -235,12 +251,14 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   app.add_option("--model-config-name", s.model_config_name,
                  "Use <model>/configs/<name>.pbtxt when present");
   app.add_option("--backend-directory", s.backend_directory, "Folder of backend plugins");
-  app.add_option("--backend-config", raw.backend_config, "<backend>,<setting>=<value>")
-      ->allow_extra_args(false);
+  app.add_option("--backend-config", raw.backend_config, "<backend>,<setting>=<value> (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(kAll);
   app.add_option("--model-control-mode", raw.control_mode, "none, poll or explicit");
   app.add_option("--load-model", raw.load_model,
                  "Model to load at start (explicit mode, repeatable; '*' alone loads all)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->multi_option_policy(kAll);
   app.add_option("--repository-poll-secs", s.repository_poll_secs,
                  "Seconds between repository scans in poll mode (0: no polling thread)")
       ->check(CLI::NonNegativeNumber);
@@ -250,8 +268,7 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   app.add_option("--http-thread-count", o.http.thread_count, "HTTP I/O threads")
       ->check(CLI::PositiveNumber);
   app.add_option("--http-max-input-size", o.http.max_input_size,
-                 "Largest HTTP request body, also after decompression")
-      ->check(CLI::PositiveNumber);
+                 "Largest HTTP request body, also after decompression");
   app.add_option("--reuse-http-port", o.http.reuse_port, "SO_REUSEPORT on the HTTP socket");
   app.add_option("--http-idle-timeout-secs", o.http.idle_timeout_secs,
                  "Close a kept-alive HTTP connection idle this long (0: never; default 120)")
@@ -278,50 +295,84 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   app.add_option("--log-error", o.log.error, "Log error messages");
   app.add_option("--log-format", raw.log_format, "default or ISO8601");
   app.add_option("--log-file", o.log.file, "Log to this file instead of stderr");
+  app.add_option("--http-restricted-api", raw.http_restricted_api,
+                 "<api>[,<api>...]:<header>=<value>: only requests carrying the header may use "
+                 "these APIs (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(kAll);
+  app.add_option("--grpc-restricted-protocol", raw.grpc_restricted_protocol,
+                 "<protocol>[,<protocol>...]:<key>=<value>: only calls carrying the metadata "
+                 "triton-grpc-protocol-<key> may use these protocols (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(kAll);
   for (const char* flag : kCompatFlags) {
-    app.add_option(flag, raw.compat[flag], "Accepted for Triton compatibility; no effect yet");
+    app.add_option(flag, raw.compat[flag], "Accepted for Triton compatibility; no effect yet")
+        ->allow_extra_args(false)
+        ->multi_option_policy(kAll);
   }
 }
 
-Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
-  ServerOptions& s = o.server;
-  if (s.model_repositories.empty()) return InvalidArgument("--model-repository must be specified");
-  for (const auto& bc : raw.backend_config) NEREID_RETURN_IF_ERROR(ParseBackendConfig(bc, &s));
-  s.disable_auto_complete = raw.disable_auto_complete || raw.strict_model_config;
-  if (app.count("--http-thread-count") == 0) o.http.thread_count = DefaultHttpThreadCount();
+// --model-control-mode, --load-model, --repository-poll-secs.
+Status FinishModelControl(const RawFlags& raw, ServerOptions& s) {
   const std::string mode = Lower(raw.control_mode);
   if (mode != "none" && mode != "poll" && mode != "explicit") {
-    return InvalidArgument("invalid value for --model-control-mode: " + raw.control_mode);
+    return BadOption("model-control-mode",
+                     InvalidArgument("invalid argument for --model-control-mode"));
   }
   s.model_control_mode = mode == "poll"       ? ModelControlMode::kPoll
                          : mode == "explicit" ? ModelControlMode::kExplicit
                                               : ModelControlMode::kNone;
-  if (!raw.load_model.empty() && s.model_control_mode != ModelControlMode::kExplicit) {
-    return InvalidArgument("--load-model is only allowed with --model-control-mode=explicit");
+  if (s.model_control_mode != ModelControlMode::kPoll) s.repository_poll_secs = 0;
+  s.startup_models = Unique(raw.load_model);
+  if (!s.startup_models.empty() && s.model_control_mode != ModelControlMode::kExplicit) {
+    return InvalidArgument(
+        "Error: Use of '--load-model' requires setting '--model-control-mode=explicit' as well.");
   }
-  for (const auto& name : raw.load_model) {
-    if (name == "*" && raw.load_model.size() > 1) {
+  for (const auto& name : s.startup_models) {
+    if (name == "*" && s.startup_models.size() > 1) {
       return InvalidArgument(
           "Wildcard model name '*' must be the ONLY startup model if specified at all.");
     }
   }
-  s.startup_models = raw.load_model;
-  if (s.model_control_mode != ModelControlMode::kPoll) s.repository_poll_secs = 0;
-  const std::string fmt = Lower(raw.log_format);
-  if (fmt == "iso8601") {
-    o.log.format = logging::Format::kIso8601;
-  } else if (fmt != "default") {
-    return InvalidArgument("invalid value for --log-format: " + raw.log_format);
+  return Status::Ok();
+}
+
+Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
+  ServerOptions& s = o.server;
+  s.model_repositories = Unique(s.model_repositories);
+  for (const auto& bc : raw.backend_config) NEREID_RETURN_IF_ERROR(ParseBackendConfig(bc, &s));
+  s.disable_auto_complete = raw.disable_auto_complete || raw.strict_model_config;
+  if (app.count("--http-thread-count") == 0) o.http.thread_count = DefaultHttpThreadCount();
+  if (o.http.max_input_size <= 0) {
+    return BadOption("http-max-input-size",
+                     InvalidArgument("Error: --http-max-input-size must be greater than 0."));
   }
+  for (const auto& arg : raw.http_restricted_api) {
+    NEREID_RETURN_IF_ERROR(BadOption(
+        "http-restricted-api",
+        ParseRestrictedFeatureOption(arg, "http-restricted-api", "", "api", &o.http.restricted)));
+  }
+  NEREID_RETURN_IF_ERROR(FinishModelControl(raw, s));
+  if (raw.log_format == "ISO8601") {
+    o.log.format = logging::Format::kIso8601;
+  } else if (raw.log_format != "default") {
+    return BadOption("log-format", InvalidArgument("invalid argument for --log-format"));
+  }
+  NEREID_RETURN_IF_ERROR(FinishGrpc(raw, o.grpc));
+  NEREID_RETURN_IF_ERROR(FinishMetrics(o, raw));
+  NEREID_RETURN_IF_ERROR(CheckCompatFlags(raw.compat));
+  NEREID_RETURN_IF_ERROR(CheckPortCollision(o, raw, o.http.address));
   if (o.http.address.rfind("ipv6:", 0) == 0) {
     std::string a = o.http.address.substr(5);
     if (a.size() >= 2 && a.front() == '[' && a.back() == ']') a = a.substr(1, a.size() - 2);
     o.http.address = a;
   }
-  NEREID_RETURN_IF_ERROR(FinishGrpc(o, raw, o.grpc));
-  NEREID_RETURN_IF_ERROR(FinishMetrics(o, raw));
+  // Checked after every per-option error, as Triton checks it after parsing.
+  if (s.model_repositories.empty()) return InvalidArgument("--model-repository must be specified");
   for (const char* flag : kCompatFlags) {
-    if (app.count(flag) > 0) o.ignored_flags.push_back(std::string(flag) + "=" + raw.compat[flag]);
+    for (const auto& value : raw.compat[flag]) {
+      o.ignored_flags.push_back(std::string(flag) + "=" + value);
+    }
   }
   return Status::Ok();
 }
@@ -343,6 +394,9 @@ StatusOr<AppOptions> ParseCommandLine(int argc, const char* const* argv,
   RawFlags raw;
   CLI::App app{"Nereid: a Triton-compatible inference server for CPUs", "nereid"};
   app.allow_windows_style_options(false);
+  // Repeating a single-valued flag keeps the last value, as Triton's getopt loop does; the
+  // repeatable flags say kAll.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   AddFlags(app, o, raw);
   try {
     app.parse(argc, argv);

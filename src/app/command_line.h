@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/logging.h"
+#include "common/restricted_features.h"
 #include "core/server/inference_server.h"
 #include "frontends/grpc/grpc_server.h"
 #include "frontends/metrics/metrics_service.h"
@@ -24,7 +25,8 @@ struct HttpOptions {
   int idle_timeout_secs = 120;
   int header_timeout_secs = 30;
   int read_timeout_secs = 60;
-  int64_t max_connections = -1;  // -1: DefaultHttpMaxConnections(open-file limit); 0: no limit
+  int64_t max_connections = -1;   // -1: DefaultHttpMaxConnections(open-file limit); 0: no limit
+  RestrictedFeatures restricted;  // --http-restricted-api
 };
 
 struct GrpcOptions {

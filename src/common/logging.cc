@@ -19,11 +19,15 @@ std::atomic<Format> g_format{Format::kDefault};
 char LevelLetter(spdlog::level::level_enum level) {
   switch (level) {
     case spdlog::level::err:
-    case spdlog::level::critical: return 'E';
-    case spdlog::level::warn: return 'W';
+    case spdlog::level::critical:
+      return 'E';
+    case spdlog::level::warn:
+      return 'W';
     case spdlog::level::debug:
-    case spdlog::level::trace: return 'V';
-    default: return 'I';
+    case spdlog::level::trace:
+      return 'V';
+    default:
+      return 'I';
   }
 }
 
@@ -70,10 +74,18 @@ std::string Escape(std::string_view message) {
   out.reserve(message.size());
   for (unsigned char c : message) {
     switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\\': out += "\\\\"; break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];

@@ -117,7 +117,8 @@ def test_http_and_grpc_on_the_same_port_is_a_start_up_error():
     r = run_to_exit([f"--model-repository={repo('examples')}", f"--http-port={port}",
                      f"--grpc-port={port}", "--allow-metrics=false"])
     assert r.returncode != 0
-    assert b"same port" in r.stderr
+    assert (f"The server cannot listen to HTTP requests and GRPC requests at the same address "
+            f"and port 0.0.0.0:{port}").encode() in r.stderr
 
 
 def test_grpc_port_in_use_is_a_start_up_error():

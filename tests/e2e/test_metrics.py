@@ -210,10 +210,13 @@ def test_metrics_query_string_is_ignored(server):
 
 
 @pytest.mark.parametrize("flags,message", [
-    (["--metrics-config=summary_latencies"], "'<setting>=<value>'"),
+    (["--metrics-config=summary_latencies"],
+     "--metrics-config option format is <setting>=<value>. Got summary_latencies"),
     (["--metrics-interval-ms=0"], "--metrics-interval-ms"),
     (["--metrics-port=-1"], "--metrics-port"),
-    (["--http-port=9000", "--metrics-port=9000"], "same port 9000"),
+    (["--http-port=9000", "--metrics-port=9000"],
+     "The server cannot listen to HTTP requests and metrics requests at the same address and "
+     "port 0.0.0.0:9000"),
 ])
 def test_bad_metrics_flags_fail_at_start(flags, message):
     r = run_to_exit([f"--model-repository={repo('fixtures', 'stats')}"] + flags)

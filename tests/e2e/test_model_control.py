@@ -80,7 +80,8 @@ def test_explicit_load_model_unknown_fails_start_with_exit_on_error(tmp_path):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--load-model=simple"], "--load-model is only allowed with --model-control-mode=explicit"),
+    (["--load-model=simple"],
+     "Error: Use of '--load-model' requires setting '--model-control-mode=explicit' as well."),
     (["--model-control-mode=explicit", "--load-model=*", "--load-model=simple"],
      "Wildcard model name '*' must be the ONLY startup model if specified at all."),
     (["--model-control-mode=sometimes"], "--model-control-mode"),

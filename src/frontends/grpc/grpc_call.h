@@ -12,8 +12,10 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <thread>
 
+#include "common/restricted_features.h"
 #include "core/server/inference_server.h"
 #include "grpc_service.grpc.pb.h"
 #include "health.grpc.pb.h"
@@ -78,7 +80,14 @@ struct GrpcShared {
   CqGate gate;
   std::atomic<bool> accepting{true};  // false once shutdown began: no new listeners
   std::atomic<int> inline_slots{0};   // completion-queue threads that may run a model inline
+  RestrictedFeatures restricted;      // --grpc-restricted-protocol; read-only once serving
 };
+
+// Triton's restricted-protocol check of one call: OK when `category` is not restricted or the
+// call's metadata has the key with the exact value; else UNAVAILABLE "This protocol is
+// restricted, expecting header '<key>'". Call on the completion-queue thread that got the call.
+grpc::Status CheckRestricted(const GrpcShared& shared, std::optional<RestrictedCategory> category,
+                             const grpc::ServerContext& ctx);
 
 // REFERENCE.md §1.3 (kPermissionDenied -> UNAVAILABLE, Triton's restricted-protocol answer).
 grpc::Status ToGrpcStatus(const Status& status);
@@ -113,12 +122,13 @@ class UnaryCall final : public CqEvent {
   using Handler = grpc::Status (*)(InferenceServer& server, const Req& request, Resp* response);
 
   // Starts listening for the next call of this RPC (no-op once shutdown began).
+  // `category`: the restricted-protocol group the RPC belongs to (nullopt: none).
   static void Listen(std::shared_ptr<GrpcShared> shared, Service* service, RequestMethod method,
-                     Handler handler) {
+                     Handler handler, std::optional<RestrictedCategory> category) {
     if (!shared->accepting.load()) return;
     GateScope gate(shared->gate);
     if (!gate) return;
-    auto* call = new UnaryCall(std::move(shared), service, method, handler);
+    auto* call = new UnaryCall(std::move(shared), service, method, handler, category);
     (service->*method)(&call->ctx_, &call->request_, &call->responder_, call->shared_->cq,
                        call->shared_->cq, call);
   }
@@ -128,8 +138,9 @@ class UnaryCall final : public CqEvent {
       delete this;
       return;
     }
-    Listen(shared_, service_, method_, handler_);
-    grpc::Status status = handler_(*shared_->server, request_, &response_);
+    Listen(shared_, service_, method_, handler_, category_);
+    grpc::Status status = CheckRestricted(*shared_, category_, ctx_);
+    if (status.ok()) status = handler_(*shared_->server, request_, &response_);
     finishing_ = true;
     GateScope gate(shared_->gate);
     if (gate) responder_.Finish(response_, status, this);
@@ -137,11 +148,12 @@ class UnaryCall final : public CqEvent {
 
  private:
   UnaryCall(std::shared_ptr<GrpcShared> shared, Service* service, RequestMethod method,
-            Handler handler)
+            Handler handler, std::optional<RestrictedCategory> category)
       : shared_(std::move(shared)),
         service_(service),
         method_(method),
         handler_(handler),
+        category_(category),
         responder_(&ctx_) {}
   ~UnaryCall() = default;
 
@@ -149,6 +161,7 @@ class UnaryCall final : public CqEvent {
   Service* service_;
   RequestMethod method_;
   Handler handler_;
+  std::optional<RestrictedCategory> category_;
   grpc::ServerContext ctx_;
   Req request_;
   Resp response_;

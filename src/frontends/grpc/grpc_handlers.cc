@@ -155,7 +155,6 @@ grpc::Status NotYet(InferenceServer&, const google::protobuf::Message&,
                       std::string(kFeature) + " is not supported by this build of Nereid yet");
 }
 
-
 constexpr char kSystemShm[] = "system shared memory";
 constexpr char kCudaShm[] = "CUDA shared memory (this is a CPU-only server)";
 constexpr char kTrace[] = "trace settings";
@@ -167,9 +166,9 @@ grpc::Status Reject(InferenceServer& server, const Req& req, Resp* resp) {
 }
 
 template <typename Req, typename Resp, typename Method>
-void ListenOne(const std::shared_ptr<GrpcShared>& shared, Method method,
-               grpc::Status (*handler)(InferenceServer&, const Req&, Resp*)) {
-  UnaryCall<Service, Req, Resp>::Listen(shared, &shared->service, method, handler);
+void ListenOne(const std::shared_ptr<GrpcShared>& shared, RestrictedCategory category,
+               Method method, grpc::Status (*handler)(InferenceServer&, const Req&, Resp*)) {
+  UnaryCall<Service, Req, Resp>::Listen(shared, &shared->service, method, handler, category);
 }
 
 // grpc.health.v1.Health/Watch (server streaming), which Triton does not implement either.
@@ -249,38 +248,56 @@ grpc::Status ToGrpcStatus(const Status& status) {
   return grpc::Status(code, status.message());
 }
 
+grpc::Status CheckRestricted(const GrpcShared& shared, std::optional<RestrictedCategory> category,
+                             const grpc::ServerContext& ctx) {
+  if (!category) return grpc::Status::OK;
+  const Restriction* restriction = shared.restricted.Get(*category);
+  if (restriction == nullptr) return grpc::Status::OK;
+  const auto& md = ctx.client_metadata();
+  auto it = md.find(restriction->key);
+  if (it != md.end() &&
+      std::string_view(it->second.data(), it->second.size()) == restriction->value) {
+    return grpc::Status::OK;
+  }
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                      "This protocol is restricted, expecting header '" + restriction->key + "'");
+}
+
 void ListenUnaryCalls(const std::shared_ptr<GrpcShared>& shared) {
-  ListenOne(shared, &Service::RequestServerLive, &ServerLive);
-  ListenOne(shared, &Service::RequestServerReady, &ServerReady);
-  ListenOne(shared, &Service::RequestModelReady, &ModelReady);
-  ListenOne(shared, &Service::RequestServerMetadata, &ServerMetadata);
-  ListenOne(shared, &Service::RequestModelMetadata, &ModelMetadata);
-  ListenOne(shared, &Service::RequestModelConfig, &ModelConfig);
-  ListenOne(shared, &Service::RequestModelStatistics, &ModelStatistics);
-  ListenOne(shared, &Service::RequestSystemSharedMemoryStatus,
+  ListenOne(shared, RestrictedCategory::kHealth, &Service::RequestServerLive, &ServerLive);
+  ListenOne(shared, RestrictedCategory::kHealth, &Service::RequestServerReady, &ServerReady);
+  ListenOne(shared, RestrictedCategory::kHealth, &Service::RequestModelReady, &ModelReady);
+  ListenOne(shared, RestrictedCategory::kMetadata, &Service::RequestServerMetadata,
+            &ServerMetadata);
+  ListenOne(shared, RestrictedCategory::kMetadata, &Service::RequestModelMetadata, &ModelMetadata);
+  ListenOne(shared, RestrictedCategory::kModelConfig, &Service::RequestModelConfig, &ModelConfig);
+  ListenOne(shared, RestrictedCategory::kStatistics, &Service::RequestModelStatistics,
+            &ModelStatistics);
+  ListenOne(shared, RestrictedCategory::kSharedMemory, &Service::RequestSystemSharedMemoryStatus,
             &Reject<kSystemShm, pb::SystemSharedMemoryStatusRequest,
                     pb::SystemSharedMemoryStatusResponse>);
-  ListenOne(shared, &Service::RequestSystemSharedMemoryRegister,
+  ListenOne(shared, RestrictedCategory::kSharedMemory, &Service::RequestSystemSharedMemoryRegister,
             &Reject<kSystemShm, pb::SystemSharedMemoryRegisterRequest,
                     pb::SystemSharedMemoryRegisterResponse>);
-  ListenOne(shared, &Service::RequestSystemSharedMemoryUnregister,
+  ListenOne(shared, RestrictedCategory::kSharedMemory,
+            &Service::RequestSystemSharedMemoryUnregister,
             &Reject<kSystemShm, pb::SystemSharedMemoryUnregisterRequest,
                     pb::SystemSharedMemoryUnregisterResponse>);
   ListenOne(
-      shared, &Service::RequestCudaSharedMemoryStatus,
+      shared, RestrictedCategory::kSharedMemory, &Service::RequestCudaSharedMemoryStatus,
       &Reject<kCudaShm, pb::CudaSharedMemoryStatusRequest, pb::CudaSharedMemoryStatusResponse>);
   ListenOne(
-      shared, &Service::RequestCudaSharedMemoryRegister,
+      shared, RestrictedCategory::kSharedMemory, &Service::RequestCudaSharedMemoryRegister,
       &Reject<kCudaShm, pb::CudaSharedMemoryRegisterRequest, pb::CudaSharedMemoryRegisterResponse>);
-  ListenOne(shared, &Service::RequestCudaSharedMemoryUnregister,
+  ListenOne(shared, RestrictedCategory::kSharedMemory, &Service::RequestCudaSharedMemoryUnregister,
             &Reject<kCudaShm, pb::CudaSharedMemoryUnregisterRequest,
                     pb::CudaSharedMemoryUnregisterResponse>);
-  ListenOne(shared, &Service::RequestTraceSetting,
+  ListenOne(shared, RestrictedCategory::kTrace, &Service::RequestTraceSetting,
             &Reject<kTrace, pb::TraceSettingRequest, pb::TraceSettingResponse>);
-  ListenOne(shared, &Service::RequestLogSettings,
+  ListenOne(shared, RestrictedCategory::kLogging, &Service::RequestLogSettings,
             &Reject<kLogging, pb::LogSettingsRequest, pb::LogSettingsResponse>);
   UnaryCall<HealthService, HealthCheckRequest, HealthCheckResponse>::Listen(
-      shared, &shared->health, &HealthService::RequestCheck, &HealthCheck);
+      shared, &shared->health, &HealthService::RequestCheck, &HealthCheck, std::nullopt);
   WatchCall::Listen(shared);
 }
 

@@ -52,6 +52,11 @@ class InferCall {
       return;
     }
     Listen(shared_);
+    if (grpc::Status r = CheckRestricted(*shared_, RestrictedCategory::kInference, ctx_); !r.ok()) {
+      GateScope gate(shared_->gate);
+      if (gate) responder_.Finish(response_, r, &finish_hook_);
+      return;
+    }
     Process();
   }
 

@@ -93,6 +93,10 @@ class LoadCall final : public CqEvent {
       return;
     }
     Listen(shared_);
+    if (grpc::Status r = CheckRestricted(*shared_, RestrictedCategory::kModelRepository, ctx_);
+        !r.ok()) {
+      return FinishWith(r);
+    }
     if (!request_.repository_name().empty()) return Finish(NamedRepositoryUnsupported());
     auto params = LoadParameters(request_);
     if (!params.ok()) return Finish(params.status());
@@ -108,11 +112,12 @@ class LoadCall final : public CqEvent {
   ~LoadCall() = default;
 
   // Any thread; the last thing done with `this`.
-  void Finish(const Status& status) {
+  void Finish(const Status& status) { FinishWith(ToGrpcStatus(status)); }
+  void FinishWith(const grpc::Status& status) {
     std::shared_ptr<GrpcShared> shared = shared_;
     finishing_ = true;
     GateScope gate(shared->gate);
-    if (gate) responder_.Finish(response_, ToGrpcStatus(status), this);
+    if (gate) responder_.Finish(response_, status, this);
   }
 
   std::shared_ptr<GrpcShared> shared_;
@@ -127,9 +132,11 @@ class LoadCall final : public CqEvent {
 
 void ListenRepositoryCalls(const std::shared_ptr<GrpcShared>& shared) {
   UnaryCall<Service, pb::RepositoryIndexRequest, pb::RepositoryIndexResponse>::Listen(
-      shared, &shared->service, &Service::RequestRepositoryIndex, &RepositoryIndex);
+      shared, &shared->service, &Service::RequestRepositoryIndex, &RepositoryIndex,
+      RestrictedCategory::kModelRepository);
   UnaryCall<Service, pb::RepositoryModelUnloadRequest, pb::RepositoryModelUnloadResponse>::Listen(
-      shared, &shared->service, &Service::RequestRepositoryModelUnload, &RepositoryModelUnload);
+      shared, &shared->service, &Service::RequestRepositoryModelUnload, &RepositoryModelUnload,
+      RestrictedCategory::kModelRepository);
   LoadCall::Listen(shared);
 }
 

@@ -117,6 +117,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
   GrpcShared& shared = *impl->shared;
   shared.server = server;
   shared.cq = impl->cq.get();
+  shared.restricted = options.restricted;
   // Inline execution only while another completion-queue thread stays free (ADR 0003).
   shared.inline_slots.store(options.infer_thread_count - 1);
   grpc_frontend::ListenUnaryCalls(impl->shared);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "common/restricted_features.h"
 #include "nereid/status.h"
 
 namespace nereid {
@@ -47,6 +48,8 @@ struct GrpcServerOptions {
   GrpcSslOptions ssl;
   GrpcCompression response_compression = GrpcCompression::kNone;
   int max_message_size = INT32_MAX;  // send and receive; protobuf's limit is 2 GB
+  // --grpc-restricted-protocol: keys already carry the "triton-grpc-protocol-" prefix.
+  RestrictedFeatures restricted;
 };
 
 class GrpcServer {

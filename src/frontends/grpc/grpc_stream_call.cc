@@ -68,6 +68,13 @@ class StreamCall {
     auto it = md.find("triton_grpc_error");
     end_on_error_ = it != md.end() && it->second == "true";
     MutexLock lock(mu_);
+    if (grpc::Status r = CheckRestricted(*shared_, RestrictedCategory::kInference, ctx_); !r.ok()) {
+      failed_ = true;  // end the stream at once, reading nothing
+      reads_done_ = true;
+      end_status_ = r;
+      PumpLocked();
+      return;
+    }
     StartReadLocked();
   }
 

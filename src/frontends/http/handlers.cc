@@ -1,6 +1,7 @@
 #include "frontends/http/handlers.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/server/inference_server.h"
 #include "frontends/http/http_server.h"
@@ -71,23 +72,46 @@ struct Route {
   unsigned methods;
   std::string_view pattern;
   Handler handler;
+  RestrictedCategory category;
 };
+
+using C = RestrictedCategory;
 
 // One line per endpoint; order matters only between overlapping patterns (first match wins).
 constexpr Route kRoutes[] = {
-    {kHttpPost, "/v2/models/{model}[/versions/{version}]/infer", &HandleInfer},  // hot path first
-    {kHttpGet, "/v2", &HandleServerMetadata},
-    {kHttpGet, "/v2/health/live", &HandleLive},
-    {kHttpGet, "/v2/health/ready", &HandleReady},
-    {kHttpGet, "/v2/models/stats", &HandleModelStats},  // before {model}: "stats" is no model
-    {kHttpGet, "/v2/models/{model}[/versions/{version}]", &HandleModelMetadata},
-    {kHttpGet, "/v2/models/{model}[/versions/{version}]/ready", &HandleModelReady},
-    {kHttpGet, "/v2/models/{model}[/versions/{version}]/config", &HandleModelConfig},
-    {kHttpPost, "/v2/repository[/{region}]/index", &HandleRepositoryIndex},
-    {kHttpPost, "/v2/repository[/{region}]/models/{model}/load", &HandleRepositoryLoad},
-    {kHttpPost, "/v2/repository[/{region}]/models/{model}/unload", &HandleRepositoryUnload},
-    {kHttpGet, "/v2/models/{model}[/versions/{version}]/stats", &HandleModelStats},
+    {kHttpPost, "/v2/models/{model}[/versions/{version}]/infer", &HandleInfer,  // hot path first
+     C::kInference},
+    {kHttpGet, "/v2", &HandleServerMetadata, C::kMetadata},
+    {kHttpGet, "/v2/health/live", &HandleLive, C::kHealth},
+    {kHttpGet, "/v2/health/ready", &HandleReady, C::kHealth},
+    // before {model}: "stats" is no model
+    {kHttpGet, "/v2/models/stats", &HandleModelStats, C::kStatistics},
+    {kHttpGet, "/v2/models/{model}[/versions/{version}]", &HandleModelMetadata, C::kMetadata},
+    {kHttpGet, "/v2/models/{model}[/versions/{version}]/ready", &HandleModelReady, C::kHealth},
+    {kHttpGet, "/v2/models/{model}[/versions/{version}]/config", &HandleModelConfig,
+     C::kModelConfig},
+    {kHttpPost, "/v2/repository[/{region}]/index", &HandleRepositoryIndex, C::kModelRepository},
+    {kHttpPost, "/v2/repository[/{region}]/models/{model}/load", &HandleRepositoryLoad,
+     C::kModelRepository},
+    {kHttpPost, "/v2/repository[/{region}]/models/{model}/unload", &HandleRepositoryUnload,
+     C::kModelRepository},
+    {kHttpGet, "/v2/models/{model}[/versions/{version}]/stats", &HandleModelStats, C::kStatistics},
 };
+
+std::optional<Restriction> Copy(const Restriction* r) {
+  return r ? std::optional<Restriction>(*r) : std::nullopt;
+}
+
+// Triton's RespondIfRestricted: the header's name in any case, its value exactly.
+bool Refused(const std::optional<Restriction>& restriction, const HttpRequest& request,
+             const Responder& responder) {
+  if (!restriction) return false;
+  const std::string* value = request.headers.Find(restriction->key);
+  if (value != nullptr && *value == restriction->value) return false;
+  responder->Send(
+      ErrorResponse(403, "This API is restricted, expecting header '" + restriction->key + "'"));
+  return true;
+}
 
 }  // namespace
 
@@ -96,8 +120,10 @@ Status RegisterTritonRoutes(InferenceServer* server, const HttpHandlerOptions& o
   for (const Route& route : kRoutes) {
     NEREID_RETURN_IF_ERROR(
         router->Add(route.methods, route.pattern,
-                    [server, options, handler = route.handler](
+                    [server, options, handler = route.handler,
+                     restriction = Copy(options.restricted.Get(route.category))](
                         HttpRequest& request, const RouteParams& p, Responder responder) {
+                      if (Refused(restriction, request, responder)) return;
                       handler(server, options, request, p, std::move(responder));
                     }));
   }
@@ -110,6 +136,7 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerOptions
   auto router = std::make_shared<HttpRouter>();
   HttpHandlerOptions handler_options;
   handler_options.max_input_size = options.max_input_size;
+  handler_options.restricted = options.restricted;
   handler_options.inline_slots =
       std::make_shared<std::atomic<int>>(std::max(0, options.thread_count - 1));
   NEREID_RETURN_IF_ERROR(RegisterTritonRoutes(server, handler_options, router.get()));

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "common/restricted_features.h"
 #include "frontends/http/router.h"
 #include "nereid/status.h"
 
@@ -31,6 +32,9 @@ struct HttpHandlerOptions {
   // thread_count - 1 so one thread always stays free for the other connections; null or 0
   // disables inline execution.
   std::shared_ptr<std::atomic<int>> inline_slots;
+  // --http-restricted-api: a restricted endpoint answers 403 {"error":"This API is restricted,
+  // expecting header '<key>'"} unless the request has header <key> (any case) equal to <value>.
+  RestrictedFeatures restricted;
 };
 
 Status RegisterTritonRoutes(InferenceServer* server, const HttpHandlerOptions& options,

@@ -29,6 +29,7 @@
 #include <memory>
 #include <string>
 
+#include "common/restricted_features.h"
 #include "frontends/http/http_types.h"
 #include "nereid/status.h"
 
@@ -52,7 +53,8 @@ struct HttpServerOptions {
   std::chrono::milliseconds idle_timeout = std::chrono::seconds(120);
   std::chrono::milliseconds header_timeout = std::chrono::seconds(30);
   std::chrono::milliseconds read_timeout = std::chrono::seconds(60);
-  size_t max_connections = 0;  // open connections served at once; 0: no limit
+  size_t max_connections = 0;     // open connections served at once; 0: no limit
+  RestrictedFeatures restricted;  // used by Triton's routes (handlers.h)
 };
 
 class HttpServer {

@@ -1,19 +1,26 @@
 #include "frontends/metrics/metrics_config.h"
 
-#include <charconv>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 namespace nereid {
 namespace {
 
-bool ParseDouble(const std::string& s, double* out) {
-  const char* end = s.data() + s.size();
-  auto [ptr, ec] = std::from_chars(s.data(), end, *out);
-  return ec == std::errc() && ptr == end && std::isfinite(*out);
+// std::stod's leniency, as Triton reads each number: leading blanks are skipped and whatever
+// follows the longest number is ignored ("0.05 0.9" is 0.05). Nereid also requires a finite
+// value, where Triton lets std::stod's out_of_range escape.
+bool ParseLeadingDouble(const std::string& s, double* out) {
+  char* end = nullptr;
+  errno = 0;
+  *out = std::strtod(s.c_str(), &end);
+  return end != s.c_str() && errno != ERANGE && std::isfinite(*out);
 }
 
-// "0.5:0.05,0.9:0.01": pairs that do not parse, or lie outside [0, 1], are skipped with a warning.
+// "0.5:0.05,0.9:0.01" split on ',' only, as Triton's MetricReporterConfig::ParseQuantiles does.
+// A pair without ':' or without a leading number is skipped with Triton's message; Nereid also
+// skips quantiles and errors outside [0, 1], which prometheus-cpp's summary cannot honour.
 std::vector<std::pair<double, double>> ParseQuantiles(const std::string& text,
                                                       std::vector<std::string>* warnings) {
   std::vector<std::pair<double, double>> out;
@@ -21,12 +28,21 @@ std::vector<std::pair<double, double>> ParseQuantiles(const std::string& text,
   std::string pair;
   while (std::getline(ss, pair, ',')) {
     const size_t colon = pair.find(':');
+    if (colon == std::string::npos) {
+      warnings->push_back("Invalid option: [" + pair +
+                          "]. No ':' delimiter found. Expected format is <quantile>:<error>");
+      continue;
+    }
     double q = 0;
     double e = 0;
-    if (colon == std::string::npos || !ParseDouble(pair.substr(0, colon), &q) ||
-        !ParseDouble(pair.substr(colon + 1), &e) || q < 0 || q > 1 || e < 0 || e > 1) {
+    if (!ParseLeadingDouble(pair.substr(0, colon), &q) ||
+        !ParseLeadingDouble(pair.substr(colon + 1), &e)) {
+      warnings->push_back("Invalid option: [" + pair + "]. Error: stod");
+      continue;
+    }
+    if (q < 0 || q > 1 || e < 0 || e > 1) {
       warnings->push_back("ignoring summary quantile '" + pair +
-                          "': expected <quantile>:<error> with both in [0, 1]");
+                          "': the quantile and its error must both be in [0, 1]");
       continue;
     }
     out.emplace_back(q, e);
@@ -46,12 +62,16 @@ void CheckBool(const std::string& key, const std::string& value,
 
 Status ApplyMetricsConfig(const std::string& option, MetricsConfig* config,
                           std::vector<std::string>* warnings) {
+  // Triton's ParseMetricsConfigOption: "<setting>=<value>", both non-empty, and no ',' before the
+  // '=' (that would name a group, which Triton does not have yet).
+  const std::string format = "--metrics-config option format is <setting>=<value>. Got " + option;
   const size_t eq = option.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    return InvalidArgument("--metrics-config option format is '<setting>=<value>'. Got " + option);
-  }
+  if (eq == std::string::npos) return InvalidArgument(format);
   const std::string key = option.substr(0, eq);
   const std::string value = option.substr(eq + 1);
+  if (key.empty() || value.empty() || key.find(',') != std::string::npos) {
+    return InvalidArgument(format);
+  }
   if (key == "counter_latencies") {
     CheckBool(key, value, warnings);
     config->counter_latencies = value != "false";

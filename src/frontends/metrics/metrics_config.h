@@ -22,9 +22,10 @@ struct MetricsConfig {
       {0.5, 0.05}, {0.9, 0.01}, {0.95, 0.001}, {0.99, 0.001}, {0.999, 0.001}};
 };
 
-// Applies one "<setting>=<value>". A malformed option ("no '='") is INVALID_ARG with Triton's
-// message. Unknown settings and unusable quantile pairs are accepted and reported in `warnings`
-// (Triton logs and ignores them).
+// Applies one "<setting>=<value>". A malformed option (no '=', an empty setting or value, a ','
+// before the '=') is INVALID_ARG with Triton's message. Unknown settings and unusable quantile
+// pairs are accepted and reported in `warnings` (Triton logs and ignores them); quantile numbers
+// are read as leniently as Triton's std::stod reads them.
 Status ApplyMetricsConfig(const std::string& option, MetricsConfig* config,
                           std::vector<std::string>* warnings);
 

@@ -45,16 +45,49 @@ TEST(MetricsConfigTest, MalformedOptionIsRefused) {
   std::vector<std::string> warnings;
   Status s = ApplyMetricsConfig("summary_latencies", &c, &warnings);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("'<setting>=<value>'"), std::string::npos);
-  EXPECT_FALSE(ApplyMetricsConfig("=true", &c, &warnings).ok());
+  EXPECT_EQ(s.message(),
+            "--metrics-config option format is <setting>=<value>. Got summary_latencies");
+  for (const char* bad : {"=true", "summary_latencies=", "a,summary_latencies=true"}) {
+    EXPECT_EQ(ApplyMetricsConfig(bad, &c, &warnings).message(),
+              std::string("--metrics-config option format is <setting>=<value>. Got ") + bad);
+  }
+  // A ',' after the '=' belongs to the value.
+  EXPECT_TRUE(ApplyMetricsConfig("summary_quantiles=0.5:0.1,0.9:0.1", &c, &warnings).ok());
+}
+
+// Triton reads each number with std::stod: leading blanks, trailing junk and exponents pass.
+TEST(MetricsConfigTest, QuantilesParseAsLenientlyAsTriton) {
+  MetricsConfig c;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(
+      ApplyMetricsConfig("summary_quantiles= 0.5:0.05x,9e-1: 1e-2,0.99abc:0.001", &c, &warnings)
+          .ok());
+  ASSERT_EQ(c.quantiles.size(), 3u) << (warnings.empty() ? "" : warnings[0]);
+  EXPECT_DOUBLE_EQ(c.quantiles[0].first, 0.5);
+  EXPECT_DOUBLE_EQ(c.quantiles[0].second, 0.05);
+  EXPECT_DOUBLE_EQ(c.quantiles[1].first, 0.9);
+  EXPECT_DOUBLE_EQ(c.quantiles[1].second, 0.01);
+  EXPECT_DOUBLE_EQ(c.quantiles[2].first, 0.99);
+  EXPECT_TRUE(warnings.empty());
+  // Space-separated pairs, as in Triton's own comment: only the first pair is read.
+  MetricsConfig d;
+  ASSERT_TRUE(ApplyMetricsConfig("summary_quantiles=0.5:0.05 0.9:0.01", &d, &warnings).ok());
+  ASSERT_EQ(d.quantiles.size(), 1u);
+  EXPECT_DOUBLE_EQ(d.quantiles[0].second, 0.05);
+  EXPECT_TRUE(warnings.empty());
 }
 
 TEST(MetricsConfigTest, BadQuantilesAreSkippedWithAWarning) {
   MetricsConfig c;
   std::vector<std::string> warnings;
-  ASSERT_TRUE(ApplyMetricsConfig("summary_quantiles=0.5:0.05,abc,1.5:0.1,0.9", &c, &warnings).ok());
+  ASSERT_TRUE(ApplyMetricsConfig("summary_quantiles=0.5:0.05,abc,1.5:0.1,0.9,x:0.1,0.1:1e999", &c,
+                                 &warnings)
+                  .ok());
   ASSERT_EQ(c.quantiles.size(), 1u);
-  EXPECT_EQ(warnings.size(), 3u);
+  ASSERT_EQ(warnings.size(), 5u);
+  EXPECT_EQ(warnings[0],
+            "Invalid option: [abc]. No ':' delimiter found. Expected format is <quantile>:<error>");
+  EXPECT_EQ(warnings[3], "Invalid option: [x:0.1]. Error: stod");
   // Nothing usable: the defaults stay.
   MetricsConfig d;
   ASSERT_TRUE(ApplyMetricsConfig("summary_quantiles=x", &d, &warnings).ok());
