@@ -176,7 +176,13 @@ def settings():
             ["--model-store", "/m", "--grpc-port=0", "--grpc-keepalive-time=100",
              "--grpc-infer-response-compression-level=high", "--log-verbose=1",
              "--http-max-input-size=1024", "--model-control-mode=poll",
-             "--repository-poll-secs=1", "--strict-readiness=false"]]
+             "--repository-poll-secs=1", "--strict-readiness=false"],
+            ["--model-repository=/m", "--http-restricted-api=health,metadata:k=v",
+             "--http-restricted-api=inference:i=j", "--grpc-restricted-protocol=statistics:s=t",
+             "--cache-config=local,size=1024", "--trace-config=level=TIMESTAMPS",
+             "--trace-config=triton,log-frequency=5", "--host-policy=cpu,numa-node=0",
+             "--rate-limit-resource=R:1:0", "--cuda-memory-pool-byte-size=0:1024",
+             "--model-load-gpu-limit=0:0.5", "--metrics-config=summary_quantiles= 0.5:0.05x"]]
     return metrics + [b"\0".join(a.encode() for a in args) for args in argv]
 
 
