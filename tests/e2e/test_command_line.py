@@ -7,6 +7,7 @@ configuration's in tests/client/test_metrics_config.py."""
 import pytest
 import requests
 
+from grpc_helpers import GrpcServer, pbs  # noqa: F401
 from helpers import Server, free_port, repo, run_to_exit
 
 
@@ -184,3 +185,23 @@ def test_restricted_groups_from_repeated_flags_are_enforced():
         assert s.get("/v2/models/simple/config", headers={"admin-key": "a"}).status_code == 200
         assert s.get("/v2/models/simple/stats", headers={"admin-key": "a"}).status_code == 200
         assert requests.get(s.url("/v2/health/ready"), timeout=10).status_code == 200
+
+
+def test_grpc_health_service_is_in_the_health_group(pbs):  # noqa: F811
+    import grpc
+
+    with GrpcServer([repo("fixtures", "single_good")],
+                    ["--grpc-restricted-protocol=health:hkey=hval"], name="restricted-health") as s:
+        request = pbs.health.HealthCheckRequest()
+        with pytest.raises(grpc.RpcError) as e:
+            s.health_stub().Check(request, timeout=10)
+        assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert e.value.details() == "Missing or mismatched restricted header"
+        reply = s.health_stub().Check(request, timeout=10,
+                                      metadata=[("triton-grpc-protocol-hkey", "hval")])
+        assert reply.status == pbs.health.HealthCheckResponse.SERVING
+        with pytest.raises(grpc.RpcError) as e:
+            s.stub().ServerLive(pbs.pb.ServerLiveRequest(), timeout=10)
+        assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert e.value.details() == \
+            "This protocol is restricted, expecting header 'triton-grpc-protocol-hkey'"

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <type_traits>
 
 #include "common/restricted_features.h"
 #include "core/server/inference_server.h"
@@ -140,6 +141,10 @@ class UnaryCall final : public CqEvent {
     }
     Listen(shared_, service_, method_, handler_, category_);
     grpc::Status status = CheckRestricted(*shared_, category_, ctx_);
+    if (!status.ok() && std::is_same_v<Service, grpc::health::v1::Health::AsyncService>) {
+      // Triton's grpc.health.v1 Check words its refusal differently.
+      status = grpc::Status(status.error_code(), "Missing or mismatched restricted header");
+    }
     if (status.ok()) status = handler_(*shared_->server, request_, &response_);
     finishing_ = true;
     GateScope gate(shared_->gate);

@@ -297,7 +297,8 @@ void ListenUnaryCalls(const std::shared_ptr<GrpcShared>& shared) {
   ListenOne(shared, RestrictedCategory::kLogging, &Service::RequestLogSettings,
             &Reject<kLogging, pb::LogSettingsRequest, pb::LogSettingsResponse>);
   UnaryCall<HealthService, HealthCheckRequest, HealthCheckResponse>::Listen(
-      shared, &shared->health, &HealthService::RequestCheck, &HealthCheck, std::nullopt);
+      shared, &shared->health, &HealthService::RequestCheck, &HealthCheck,
+      RestrictedCategory::kHealth);
   WatchCall::Listen(shared);
 }
 
