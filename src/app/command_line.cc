@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include "app/config_flags.h"
@@ -92,6 +94,14 @@ struct RawFlags {
   std::string grpc_compression = "none";
   bool disable_auto_complete = false;
   bool strict_model_config = false;
+  // Triton's boolean flags, converted in Finish as Triton's ParseOption<bool> reads them.
+  struct BoolFlag {
+    std::string name;
+    std::string text;
+    bool* target;
+  };
+  std::vector<std::unique_ptr<BoolFlag>> bools;  // stable addresses: CLI11 keeps &text
+  std::string log_verbose;
   std::map<std::string, std::vector<std::string>> compat;  // every occurrence, in order
   std::vector<std::string> http_restricted_api;
   std::vector<std::string> grpc_restricted_protocol;
@@ -99,12 +109,19 @@ struct RawFlags {
   std::string metrics_address;
 };
 
+void AddBool(CLI::App& app, RawFlags& raw, const char* name, bool* target, const char* help) {
+  auto& flag = raw.bools.emplace_back(
+      std::make_unique<RawFlags::BoolFlag>(RawFlags::BoolFlag{name, "", target}));
+  app.add_option(name, flag->text, std::string(help) + " (true/false, on/off, 1/0)");
+}
+
 // Triton's repeatable flags keep every occurrence; the others keep the last one (getopt).
 constexpr auto kAll = CLI::MultiOptionPolicy::TakeAll;
 
 void AddMetricsFlags(CLI::App& app, MetricsCliOptions& m, RawFlags& raw) {
-  app.add_option("--allow-metrics", m.allow, "Serve Prometheus metrics");
-  app.add_option("--allow-cpu-metrics", m.server.allow_cpu, "Report CPU utilization and memory");
+  AddBool(app, raw, "--allow-metrics", &m.allow, "Serve Prometheus metrics");
+  AddBool(app, raw, "--allow-cpu-metrics", &m.server.allow_cpu,
+          "Report CPU utilization and memory");
   app.add_option("--metrics-port", m.server.port, "Metrics port")->check(CLI::Range(0, 65535));
   app.add_option("--metrics-address", raw.metrics_address,
                  "Metrics bind address (default: --http-address)");
@@ -165,15 +182,15 @@ Status CheckPortCollision(const AppOptions& o, const RawFlags& raw,
 void AddGrpcFlags(CLI::App& app, GrpcOptions& g, RawFlags& raw) {
   GrpcServerOptions& s = g.server;
   GrpcKeepaliveOptions& k = s.keepalive;
-  app.add_option("--allow-grpc", g.allow, "Serve gRPC");
+  AddBool(app, raw, "--allow-grpc", &g.allow, "Serve gRPC");
   app.add_option("--grpc-port", s.port, "gRPC port")->check(CLI::Range(0, 65535));
   app.add_option("--grpc-address", s.address, "gRPC bind address (ipv6:[::1] for IPv6)");
   app.add_option("--grpc-infer-thread-count", s.infer_thread_count, "gRPC completion-queue threads")
       ->check(CLI::PositiveNumber);
-  app.add_option("--reuse-grpc-port", s.reuse_port, "SO_REUSEPORT on the gRPC socket");
-  app.add_option("--grpc-use-ssl", s.ssl.use_ssl, "Serve gRPC over TLS");
-  app.add_option("--grpc-use-ssl-mutual", s.ssl.use_mutual_auth,
-                 "Serve gRPC over mutual TLS (implies --grpc-use-ssl)");
+  AddBool(app, raw, "--reuse-grpc-port", &s.reuse_port, "SO_REUSEPORT on the gRPC socket");
+  AddBool(app, raw, "--grpc-use-ssl", &s.ssl.use_ssl, "Serve gRPC over TLS");
+  AddBool(app, raw, "--grpc-use-ssl-mutual", &s.ssl.use_mutual_auth,
+          "Serve gRPC over mutual TLS (implies --grpc-use-ssl)");
   app.add_option("--grpc-server-cert", s.ssl.server_cert, "PEM server certificate file");
   app.add_option("--grpc-server-key", s.ssl.server_key, "PEM server key file");
   app.add_option("--grpc-root-cert", s.ssl.root_cert, "PEM root certificate file");
@@ -182,8 +199,8 @@ void AddGrpcFlags(CLI::App& app, GrpcOptions& g, RawFlags& raw) {
   app.add_option("--grpc-keepalive-time", k.keepalive_time_ms, "Keepalive ping period (ms)");
   app.add_option("--grpc-keepalive-timeout", k.keepalive_timeout_ms,
                  "Keepalive ping acknowledgement timeout (ms)");
-  app.add_option("--grpc-keepalive-permit-without-calls", k.keepalive_permit_without_calls,
-                 "Allow keepalive pings without calls in flight");
+  AddBool(app, raw, "--grpc-keepalive-permit-without-calls", &k.keepalive_permit_without_calls,
+          "Allow keepalive pings without calls in flight");
   app.add_option("--grpc-http2-max-pings-without-data", k.http2_max_pings_without_data,
                  "Pings allowed without data");
   app.add_option("--grpc-http2-min-recv-ping-interval-without-data",
@@ -233,21 +250,21 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
       ->allow_extra_args(false)
       ->multi_option_policy(kAll);
   app.add_option("--id", s.server_id, "Server identifier reported in server metadata");
-  app.add_option("--strict-readiness", s.strict_readiness,
-                 "Ready only when every model version is ready");
-  app.add_option("--exit-on-error", s.exit_on_error, "Exit when initialization fails");
+  AddBool(app, raw, "--strict-readiness", &s.strict_readiness,
+          "Ready only when every model version is ready");
+  AddBool(app, raw, "--exit-on-error", &s.exit_on_error, "Exit when initialization fails");
   app.add_option("--exit-timeout-secs", s.exit_timeout_secs,
                  "Seconds to wait for in-flight inferences at shutdown");
   app.add_option("--max-sequence-backlog-size", s.max_sequence_backlog_size,
                  "Requests each sequence-batching model may hold queued, in its slots and its "
                  "backlog, before refusing more (0: unbounded)");
   app.add_option("--model-load-thread-count", s.model_load_thread_count,
-                 "Models loaded in parallel")
-      ->check(CLI::PositiveNumber);
+                 "Models loaded in parallel (0 is 1, as in Triton)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--disable-auto-complete-config", raw.disable_auto_complete,
                "Do not let backends complete model configurations");
-  app.add_option("--strict-model-config", raw.strict_model_config,
-                 "DEPRECATED: true is --disable-auto-complete-config");
+  AddBool(app, raw, "--strict-model-config", &raw.strict_model_config,
+          "DEPRECATED: true is --disable-auto-complete-config");
   app.add_option("--model-config-name", s.model_config_name,
                  "Use <model>/configs/<name>.pbtxt when present");
   app.add_option("--backend-directory", s.backend_directory, "Folder of backend plugins");
@@ -262,14 +279,14 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   app.add_option("--repository-poll-secs", s.repository_poll_secs,
                  "Seconds between repository scans in poll mode (0: no polling thread)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--allow-http", o.http.allow, "Serve HTTP/REST");
+  AddBool(app, raw, "--allow-http", &o.http.allow, "Serve HTTP/REST");
   app.add_option("--http-port", o.http.port, "HTTP port")->check(CLI::Range(0, 65535));
   app.add_option("--http-address", o.http.address, "HTTP bind address");
   app.add_option("--http-thread-count", o.http.thread_count, "HTTP I/O threads")
       ->check(CLI::PositiveNumber);
   app.add_option("--http-max-input-size", o.http.max_input_size,
                  "Largest HTTP request body, also after decompression");
-  app.add_option("--reuse-http-port", o.http.reuse_port, "SO_REUSEPORT on the HTTP socket");
+  AddBool(app, raw, "--reuse-http-port", &o.http.reuse_port, "SO_REUSEPORT on the HTTP socket");
   app.add_option("--http-idle-timeout-secs", o.http.idle_timeout_secs,
                  "Close a kept-alive HTTP connection idle this long (0: never; default 120)")
       ->check(CLI::NonNegativeNumber);
@@ -288,11 +305,10 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
       ->check(CLI::NonNegativeNumber);
   AddGrpcFlags(app, o.grpc, raw);
   AddMetricsFlags(app, o.metrics, raw);
-  app.add_option("--log-verbose", o.log.verbose_level, "Verbose logging level")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--log-info", o.log.info, "Log info messages");
-  app.add_option("--log-warning", o.log.warning, "Log warning messages");
-  app.add_option("--log-error", o.log.error, "Log error messages");
+  app.add_option("--log-verbose", raw.log_verbose, "Verbose logging level (or true/false)");
+  AddBool(app, raw, "--log-info", &o.log.info, "Log info messages");
+  AddBool(app, raw, "--log-warning", &o.log.warning, "Log warning messages");
+  AddBool(app, raw, "--log-error", &o.log.error, "Log error messages");
   app.add_option("--log-format", raw.log_format, "default or ISO8601");
   app.add_option("--log-file", o.log.file, "Log to this file instead of stderr");
   app.add_option("--http-restricted-api", raw.http_restricted_api,
@@ -337,8 +353,33 @@ Status FinishModelControl(const RawFlags& raw, ServerOptions& s) {
   return Status::Ok();
 }
 
+// The boolean flags and --log-verbose, read as Triton reads them.
+Status FinishBooleans(const CLI::App& app, const RawFlags& raw, AppOptions& o) {
+  for (const auto& flag : raw.bools) {
+    if (app.count(flag->name) == 0) continue;
+    auto value = ParseTritonBool(flag->text);
+    if (!value.ok()) return BadOption(flag->name.substr(2), value.status());
+    *flag->target = *value;
+  }
+  if (app.count("--log-verbose") > 0) {
+    // Triton's ParseIntBoolOption: true is 1, false is 0, else a level (here a whole number).
+    const std::string v = Lower(raw.log_verbose);
+    auto level = v == "true"    ? std::optional<int>(1)
+                 : v == "false" ? std::optional<int>(0)
+                                : ParseInteger<int>(raw.log_verbose);
+    if (!level || *level < 0) {
+      return BadOption("log-verbose",
+                       InvalidArgument("Invalid option value. Got " + raw.log_verbose));
+    }
+    o.log.verbose_level = *level;
+  }
+  return Status::Ok();
+}
+
 Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
   ServerOptions& s = o.server;
+  NEREID_RETURN_IF_ERROR(FinishBooleans(app, raw, o));
+  s.model_load_thread_count = std::max(1, s.model_load_thread_count);
   s.model_repositories = Unique(s.model_repositories);
   for (const auto& bc : raw.backend_config) NEREID_RETURN_IF_ERROR(ParseBackendConfig(bc, &s));
   s.disable_auto_complete = raw.disable_auto_complete || raw.strict_model_config;

@@ -180,7 +180,11 @@ TEST(CommandLineTest, ModelControlErrors) {
   EXPECT_FALSE(
       Parse({"--model-repository=/m", "--model-control-mode=poll", "--repository-poll-secs=-1"})
           .ok());
-  EXPECT_FALSE(Parse({"--model-repository=/m", "--model-load-thread-count=0"}).ok());
+  // Triton reads 0 as 1 (std::max(1u, count)); a negative count is refused.
+  auto zero = Parse({"--model-repository=/m", "--model-load-thread-count=0"});
+  ASSERT_TRUE(zero.ok()) << zero.status().message();
+  EXPECT_EQ(zero->server.model_load_thread_count, 1);
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--model-load-thread-count=-1"}).ok());
 }
 
 TEST(CommandLineTest, CompatibilityFlagsAreReported) {
@@ -361,6 +365,27 @@ TEST(CommandLineTest, TritonValidationMessages) {
             "and port 0.0.0.0:8000");
   // Different addresses do not collide.
   EXPECT_EQ(message({"--grpc-port=8000", "--grpc-address=127.0.0.1"}), "ok");
+}
+
+TEST(CommandLineTest, BooleansAndVerbosityAsTritonReadsThem) {
+  auto o = Parse({"--model-repository=/m", "--strict-readiness=OFF", "--exit-on-error=0",
+                  "--allow-grpc=False", "--log-info=on", "--log-warning=1", "--log-error=TRUE",
+                  "--reuse-http-port=true", "--log-verbose=true"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_FALSE(o->server.strict_readiness);
+  EXPECT_FALSE(o->server.exit_on_error);
+  EXPECT_FALSE(o->grpc.allow);
+  EXPECT_TRUE(o->log.info && o->log.warning && o->log.error);
+  EXPECT_TRUE(o->http.reuse_port);
+  EXPECT_EQ(o->log.verbose_level, 1);
+  auto f = Parse({"--model-repository=/m", "--log-verbose=FALSE", "--strict-model-config=on"});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->log.verbose_level, 0);
+  EXPECT_TRUE(f->server.disable_auto_complete);
+  EXPECT_EQ(Parse({"--model-repository=/m", "--allow-http=yes"}).status().message(),
+            "Bad option: \"--allow-http\". invalid value for bool option: yes");
+  EXPECT_EQ(Parse({"--model-repository=/m", "--log-verbose=loud"}).status().message(),
+            "Bad option: \"--log-verbose\". Invalid option value. Got loud");
 }
 
 TEST(CommandLineTest, Help) {

@@ -102,6 +102,8 @@ ERRORS = [
     (["--model-control-mode=sometimes"],
      bad("model-control-mode", "invalid argument for --model-control-mode")),
     (["--rate-limit=sometimes"], bad("rate-limit", "invalid argument for --rate-limit")),
+    (["--allow-http=yes"], bad("allow-http", "invalid value for bool option: yes")),
+    (["--log-verbose=loud"], bad("log-verbose", "Invalid option value. Got loud")),
 ]
 
 
@@ -166,9 +168,12 @@ def test_repeated_backend_and_compat_config_flags_start_and_are_named():
 
 def test_single_valued_flags_keep_their_last_occurrence():
     flags = ["--id=first", "--id=second", "--model-load-thread-count=1",
-             "--model-load-thread-count=4", "--strict-readiness=false", "--strict-readiness=true"]
+             "--model-load-thread-count=4", "--strict-readiness=false", "--strict-readiness=ON",
+             "--log-verbose=false", "--log-verbose=true"]
     with Server([repo("fixtures", "single_good")], flags, name="repeat-single") as s:
         assert s.get("/v2").json()["name"] == "second"
+        assert s.get("/v2/health/ready").status_code == 200
+        assert "HTTP: at most" in s.stderr()  # a verbose (level 1) line: --log-verbose=true
 
 
 def test_restricted_groups_from_repeated_flags_are_enforced():
