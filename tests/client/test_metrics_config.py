@@ -163,3 +163,18 @@ def test_histogram_off_without_the_setting(tmp_path):
         families, _ = scrape(s)
         assert HISTOGRAM not in families
         assert not [n for n in families if n.endswith("_summary_us")]
+
+
+def test_tritons_qa_quantiles_with_a_malformed_error_value():
+    # L0_metrics' SUMMARY_QUANTILES: "0.0.1" is read as 0.0 by std::stod, so all three quantiles
+    # are exported (Triton's QA checks each quantile="..." label).
+    quantiles = "0.1:0.0.1,0.7:0.01,0.75:0.01"
+    with GrpcServer([repo("examples")], ["--metrics-config=summary_latencies=true",
+                                         f"--metrics-config=summary_quantiles={quantiles}"],
+                    name="client-metrics-qa-quantiles") as s:
+        httpclient.InferenceServerClient(f"127.0.0.1:{s.port}").infer(
+            "simple", simple_inputs(httpclient))
+        _, text = scrape(s)
+        for q in ("0.1", "0.7", "0.75"):
+            assert f'quantile="{q}"' in text, q
+        assert 'quantile="0.5"' not in text  # the defaults were replaced

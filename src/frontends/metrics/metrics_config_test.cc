@@ -69,6 +69,14 @@ TEST(MetricsConfigTest, QuantilesParseAsLenientlyAsTriton) {
   EXPECT_DOUBLE_EQ(c.quantiles[1].second, 0.01);
   EXPECT_DOUBLE_EQ(c.quantiles[2].first, 0.99);
   EXPECT_TRUE(warnings.empty());
+  // Triton's L0_metrics value: "0.0.1" is std::stod's 0.0.
+  MetricsConfig qa;
+  ASSERT_TRUE(
+      ApplyMetricsConfig("summary_quantiles=0.1:0.0.1,0.7:0.01,0.75:0.01", &qa, &warnings).ok());
+  ASSERT_EQ(qa.quantiles.size(), 3u);
+  EXPECT_DOUBLE_EQ(qa.quantiles[0].second, 0.0);
+  EXPECT_DOUBLE_EQ(qa.quantiles[2].first, 0.75);
+  EXPECT_TRUE(warnings.empty());
   // Space-separated pairs, as in Triton's own comment: only the first pair is read.
   MetricsConfig d;
   ASSERT_TRUE(ApplyMetricsConfig("summary_quantiles=0.5:0.05 0.9:0.01", &d, &warnings).ok());
