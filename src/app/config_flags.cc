@@ -142,13 +142,13 @@ Status CheckRateLimitResourceOption(std::string_view arg) {
   return ParseTritonInteger(arg.substr(second + 1), kMin, kMax).status();
 }
 
-Status CheckPairOption(std::string_view arg, bool second_is_real) {
-  const size_t colon = arg.find(':');
+Status CheckPairOption(std::string_view arg, bool second_is_real, char delimiter) {
+  const size_t colon = arg.find(delimiter);
   if (colon == std::string_view::npos) {
     return InvalidArgument(
         "Cannot parse pair option due to incorrect number of inputs.--<pair option> argument "
-        "requires format <first>:<second>. Found: " +
-        std::string(arg));
+        "requires format <first>" +
+        std::string(1, delimiter) + "<second>. Found: " + std::string(arg));
   }
   NEREID_RETURN_IF_ERROR(ParseTritonInteger(arg.substr(0, colon), std::numeric_limits<int>::min(),
                                             std::numeric_limits<int>::max())
@@ -300,6 +300,9 @@ Status CheckCompatFlags(const std::map<std::string, std::vector<std::string>>& c
                                    [](const std::string& v) { return CheckPairOption(v, false); }));
   NEREID_RETURN_IF_ERROR(EachValue(compat, "--cuda-virtual-address-size",
                                    [](const std::string& v) { return CheckPairOption(v, false); }));
+  NEREID_RETURN_IF_ERROR(EachValue(compat, "--sagemaker-safe-port-range", [](const std::string& v) {
+    return CheckPairOption(v, /*second_is_real=*/false, '-');
+  }));
   NEREID_RETURN_IF_ERROR(EachValue(compat, "--model-load-gpu-limit",
                                    [](const std::string& v) { return CheckPairOption(v, true); }));
   NEREID_RETURN_IF_ERROR(

@@ -28,9 +28,9 @@ StatusOr<std::pair<std::string, std::pair<std::string, std::string>>> ParseCache
 Status CheckHostPolicyOption(std::string_view arg);
 // "<resource>:<count>[:<device>]".
 Status CheckRateLimitResourceOption(std::string_view arg);
-// "<int>:<integer>" (--cuda-memory-pool-byte-size, --cuda-virtual-address-size) or "<int>:<real>"
-// (--model-load-gpu-limit).
-Status CheckPairOption(std::string_view arg, bool second_is_real);
+// "<int>:<integer>" (--cuda-memory-pool-byte-size, --cuda-virtual-address-size), "<int>:<real>"
+// (--model-load-gpu-limit) or "<int>-<int>" (--sagemaker-safe-port-range).
+Status CheckPairOption(std::string_view arg, bool second_is_real, char delimiter = ':');
 
 // Every --trace-config occurrence, then their combined meaning as Triton's PostProcessTraceArgs
 // reads it: mode, level, rate, count, and in triton mode log-frequency. Returns the first error.

@@ -99,6 +99,11 @@ TEST(ConfigFlagsTest, OtherCompatFlags) {
             "Bad option: \"--cuda-memory-pool-byte-size\". Cannot parse pair option due to "
             "incorrect number of inputs.--<pair option> argument requires format "
             "<first>:<second>. Found: 1024");
+  EXPECT_TRUE(CheckCompatFlags({{"--sagemaker-safe-port-range", {"8080-8090"}}}).ok());
+  EXPECT_EQ(CheckCompatFlags({{"--sagemaker-safe-port-range", {"8080:8090"}}}).message(),
+            "Bad option: \"--sagemaker-safe-port-range\". Cannot parse pair option due to "
+            "incorrect number of inputs.--<pair option> argument requires format "
+            "<first>-<second>. Found: 8080:8090");
   EXPECT_EQ(CheckCompatFlags({{"--grpc-max-response-pool-size", {"0"}}}).message(),
             "Bad option: \"--grpc-max-response-pool-size\". Error: --grpc-max-response-pool-size "
             "must be greater than 0.");
