@@ -34,6 +34,18 @@ SequenceBatchScheduler::SequenceBatchScheduler(
   for (size_t i = 0; i < instances_.size(); ++i) {
     cvs_.push_back(std::make_unique<std::condition_variable>());
   }
+  {
+    MutexLock lock(mu_);
+    delay_remaining_.assign(instances_.size(), options_.delay_count);
+  }
+  if (options_.backlog_delay_count != 0) {
+    LOG_INFO("Delaying scheduler until {} backlog queued requests...",
+             options_.backlog_delay_count);
+  }
+  if (options_.delay_count != 0) {
+    LOG_VERBOSE(1, "Delaying scheduler threads of {} until {} queued requests...", model_->name,
+                options_.delay_count);
+  }
   threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
   reaper_ = std::thread([this] { ReaperLoop(); });
 }
@@ -170,7 +182,10 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   }
   const size_t backlog = table_.backlog_size();
   const std::string id = logging::VerboseLevel() >= 1 ? job.corrid.ToString() : std::string();
-  if (!table_.Admit(key, job.start, end, job.job.queue_start_ns, job)) {
+  // Triton applies a request's `timeout` to a sequence waiting in the backlog (no policy needed).
+  const uint64_t timeout_ns =
+      MicrosToNanos(GetUint(job.job.request->parameters, "timeout").value_or(0));
+  if (!table_.Admit(key, job.start, end, job.job.queue_start_ns, job, timeout_ns)) {
     lock.Unlock();
     AnswerCancelled(dropped);
     Reject(job.job, InvalidArgument("inference request for sequence " + job.corrid.ToString() +
@@ -182,7 +197,9 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   stats_->AddPending(1);
   peak_queued_ = std::max(peak_queued_, table_.queued());
   const bool backlogged = table_.backlog_size() > backlog;
+  const bool expires = timeout_ns != 0 && table_.InBacklog(key);
   lock.Unlock();
+  if (expires) reaper_cv_.notify_one();  // it may be the earliest expiry
   AnswerCancelled(dropped);
   if (backlogged) {
     LOG_VERBOSE(1, "model '{}': sequence {} waits in the backlog (every slot is taken)",
@@ -260,11 +277,36 @@ std::vector<SequenceBatchScheduler::Taken> SequenceBatchScheduler::TakeOldest(si
   return taken;
 }
 
+bool SequenceBatchScheduler::HeldLocked(size_t instance) {
+  size_t& remaining = delay_remaining_[instance];
+  if (remaining == 0) return false;
+  bool ready = stopping_;  // shutting down runs what is queued
+  if (options_.strategy == SequenceOptions::Strategy::kDirect) {
+    // Triton's Direct batchers count the requests in every instance's slots, then the backlog.
+    ready = ready || (table_.queued() - table_.backlog_queued() >= remaining &&
+                      table_.backlog_queued() >= options_.backlog_delay_count);
+  } else {
+    // Oldest: Triton's per-instance dynamic batcher counts the sequences offered to it.
+    size_t heads = 0;
+    for (size_t k = 0; k < table_.slots_per_instance(); ++k) {
+      heads += table_.Head(instance, k) != nullptr;
+    }
+    ready = ready || heads >= remaining;
+  }
+  if (!ready) return true;
+  remaining = 0;
+  return false;
+}
+
 void SequenceBatchScheduler::ExecutorLoop(size_t instance) {
   std::condition_variable& cv = *cvs_[instance];
   std::vector<Job> dropped;
   UniqueLock lock(mu_);
   for (;;) {
+    if (HeldLocked(instance)) {  // the delay_count test hook: every arrival wakes us
+      lock.Wait(cv);
+      continue;
+    }
     DropCancelledLocked(instance, &dropped);
     if (!dropped.empty()) {
       const bool trim = ShrinkIfDrainedLocked();
@@ -399,14 +441,30 @@ void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch
 }
 
 void SequenceBatchScheduler::ReaperLoop() {
+  std::vector<Job> expired;
   UniqueLock lock(mu_);
   while (!stopping_) {
-    const std::vector<std::string> released = table_.Reap(NowNs());
+    const uint64_t now = NowNs();
+    const std::vector<std::string> released = table_.Reap(now);
     if (!released.empty()) {
       LOG_VERBOSE(1, "model '{}': released {} idle sequence(s)", model_->name, released.size());
       for (auto& cv : cvs_) cv->notify_one();  // a backlogged sequence may own a slot now
     }
-    const uint64_t next = table_.NextReapNs();
+    if (table_.ExpireBacklog(now, &expired) != 0) {
+      stats_->AddPending(-static_cast<int64_t>(expired.size()));
+      lock.Unlock();
+      LOG_VERBOSE(1, "model '{}': {} backlogged sequence request(s) timed out", model_->name,
+                  expired.size());
+      for (Job& j : expired) {
+        Reject(j.job, Unavailable("timeout of the corresponding sequence has been expired"));
+      }
+      expired.clear();
+      lock.Lock();
+      continue;
+    }
+    uint64_t next = table_.NextReapNs();
+    const uint64_t expiry = table_.NextExpiryNs();
+    if (expiry != 0 && (next == 0 || expiry < next)) next = expiry;
     if (next == 0) {
       lock.Wait(reaper_cv_);
     } else {

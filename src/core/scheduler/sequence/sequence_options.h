@@ -60,6 +60,10 @@ struct SequenceOptions {
   // Requests that may wait in the backlog (of sequences without a slot); 0: unbounded. Not from
   // the configuration: --max-sequence-backlog-size (docs/adr/0010-sequence-backlog-bound.md).
   size_t max_backlog_size = 0;
+  // Test hooks, from the environment (scheduler_test_hooks.h): TRITONSERVER_DELAY_SCHEDULER and
+  // TRITONSERVER_BACKLOG_DELAY_SCHEDULER.
+  size_t delay_count = 0;
+  size_t backlog_delay_count = 0;
 
   // From a validated configuration with sequence_batching; reads initial_state data files,
   // which must be relative paths that stay inside `model_dir`/initial_state.
