@@ -110,8 +110,24 @@ Status SequenceBatchScheduler::ParseSequence(const InferenceRequest& request, in
     }
   }
   if (id.is_string ? id.text.empty() : id.number == 0) {
-    return InvalidArgument("inference request to model '" + name +
-                           "' must specify a non-zero or non-empty correlation ID");
+    if (!options_.iterative) {
+      return InvalidArgument("inference request to model '" + name +
+                             "' must specify a non-zero or non-empty correlation ID");
+    }
+    // Triton's IterativeSequencer: the request starts a sequence of its own, flags START only.
+    const uint64_t n = next_auto_id_.fetch_add(1);
+    const bool wants_string = options_.corrid && options_.corrid->data_type == DataType::kBytes;
+    id.is_string = wants_string;
+    id.text = wants_string ? std::to_string(n) : std::string();
+    id.number = wants_string ? 0 : n;
+    if (model_->max_batch_size > 0 && batch_size > 1) {
+      return InvalidArgument("inference request to model '" + name +
+                             "' must specify batch-size 1 due to requirements of sequence "
+                             "batcher");
+    }
+    job->start = true;
+    *end = false;
+    return Status::Ok();
   }
   if (model_->max_batch_size > 0 && batch_size > 1) {
     return InvalidArgument("inference request to model '" + name +
@@ -155,6 +171,7 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
     }
   }
   job.shape_key = BatchShapeKey(request);
+  job.end = end;
   job.job = std::move(scheduler_job);
   const std::string key = job.corrid.Key();
 
@@ -185,7 +202,10 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   // Triton applies a request's `timeout` to a sequence waiting in the backlog (no policy needed).
   const uint64_t timeout_ns =
       MicrosToNanos(GetUint(job.job.request->parameters, "timeout").value_or(0));
-  if (!table_.Admit(key, job.start, end, job.job.queue_start_ns, job, timeout_ns)) {
+  // iterative_sequence: every request ends its sequence (Triton ends it when the request is
+  // released, since no backend here asks to reschedule it).
+  const bool ends = end || options_.iterative;
+  if (!table_.Admit(key, job.start, ends, job.job.queue_start_ns, job, timeout_ns)) {
     lock.Unlock();
     AnswerCancelled(dropped);
     Reject(job.job, InvalidArgument("inference request for sequence " + job.corrid.ToString() +
@@ -358,7 +378,7 @@ void SequenceBatchScheduler::Run(size_t instance, std::vector<Taken>& batch, uin
   keys.reserve(batch.size());
   for (Taken& t : batch) {
     const StoredState* state = t.job.start ? nullptr : &t.seq->state;
-    AddSequenceInputs(options_, t.job.start, t.end, true, t.job.corrid, state,
+    AddSequenceInputs(options_, t.job.start, t.job.end, true, t.job.corrid, state,
                       t.job.job.request.get());
     keys.push_back(BatchShapeKey(*t.job.job.request));
   }

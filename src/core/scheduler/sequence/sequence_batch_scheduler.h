@@ -35,6 +35,12 @@
 // backlog_delay_count M, M in the backlog; an Oldest executor until N of its candidate sequences
 // have a request waiting. Each executor is held once.
 //
+// iterative_sequence (Triton's IterativeSequencer, as it behaves with backends that never ask to
+// reschedule a request, which no Nereid backend does): a request without a correlation ID gets
+// one (1, 2, ...) and the START flag alone; every request ends its sequence once it is taken (the
+// END control input still shows the request's own flag), so the next request of that ID needs
+// START.
+//
 // Implicit state lives in the table entry of its sequence and is fed to, and taken from, every
 // execution (sequence_tensors.h).
 //
@@ -44,6 +50,7 @@
 // lock, held only for its bookkeeping, never while callbacks run, and never taken with mu_ held.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -79,6 +86,7 @@ class SequenceBatchScheduler final : public Scheduler {
   struct Job {
     SchedulerJob job;
     bool start = false;
+    bool end = false;  // the request's END flag (the END control input)
     CorrelationId corrid;
     std::vector<std::string> client_outputs;  // what the response keeps, in order
     std::string shape_key;                    // BatchShapeKey of the client's inputs
@@ -136,6 +144,8 @@ class SequenceBatchScheduler final : public Scheduler {
   std::vector<size_t> delay_remaining_ GUARDED_BY(mu_);  // per instance; 0 once released
 
   OrderedDelivery ordered_;  // preserve_ordering
+  // iterative_sequence: the correlation ID given to a request without one (Triton counts from 1).
+  mutable std::atomic<uint64_t> next_auto_id_{1};
 };
 
 }  // namespace nereid

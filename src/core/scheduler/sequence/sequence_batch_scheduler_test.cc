@@ -518,5 +518,32 @@ TEST_F(SequenceBatchSchedulerTest, StopLetsTheDelayCountGo) {
   EXPECT_EQ(Value(a), 1);
 }
 
+// iterative_sequence with a backend that never reschedules (Triton's IterativeSequencer): a
+// request without a correlation ID gets 1, 2, ... and START; each request ends its sequence.
+TEST_F(SequenceBatchSchedulerTest, IterativeSequenceMakesEachRequestASequenceOfItsOwn) {
+  options_.iterative = true;
+  Start();
+  EXPECT_EQ(Value(Send(0, 5)), 5);  // no ID: START, so the state restarts
+  EXPECT_EQ(Value(Send(0, 6)), 6);
+  EXPECT_EQ(Value(Send(9, 1, true)), 1);
+  auto again = Send(9, 2)->future.get();  // the sequence ended with its first request
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kInvalidArgument);
+  const auto ex = Executions();
+  ASSERT_EQ(ex.size(), 3u);
+  EXPECT_EQ(ex[0][0].corrid, 1u);
+  EXPECT_EQ(ex[0][0].start, 1);
+  EXPECT_EQ(ex[1][0].corrid, 2u);
+  EXPECT_EQ(ex[2][0].corrid, 9u);
+}
+
+TEST_F(SequenceBatchSchedulerTest, WithoutIterativeSequenceAnIdIsRequired) {
+  Start();
+  auto r = Send(0, 5)->future.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "inference request to model 'm' must specify a non-zero or non-empty correlation ID");
+}
+
 }  // namespace
 }  // namespace nereid

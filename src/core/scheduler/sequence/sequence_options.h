@@ -54,6 +54,7 @@ struct SequenceOptions {
   size_t slots_per_instance = 1;  // direct: max(1, max_batch_size); oldest: candidate sequences
   std::vector<int64_t> preferred_batch_sizes;  // oldest
   bool preserve_ordering = false;              // oldest
+  bool iterative = false;                      // iterative_sequence
   std::optional<ControlSpec> start, end, ready;
   std::optional<CorridSpec> corrid;
   std::vector<StateSpec> states;
