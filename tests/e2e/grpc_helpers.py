@@ -64,8 +64,8 @@ class GrpcServer(Server):
     """A nereid process serving HTTP and gRPC, both on free loopback ports. grpc_port is read from
     the "Started GRPCInferenceService at <addr>:<port>" log line (the server binds port 0)."""
 
-    def __init__(self, repos, flags=(), name="nereid-grpc", grpc_flags=None):
-        super().__init__(repos, flags, name)
+    def __init__(self, repos, flags=(), name="nereid-grpc", grpc_flags=None, env=None):
+        super().__init__(repos, flags, name, env)
         self.grpc_flags = ["--grpc-address=127.0.0.1", "--grpc-port=0"] if grpc_flags is None \
             else list(grpc_flags)
         self.grpc_port = None
@@ -103,9 +103,10 @@ class GrpcServer(Server):
         return super().stop(*a, **kw)
 
 
-def serve_grpc(repos, name, flags=()):
-    """Generator for module fixtures: a GrpcServer that must exit 0 at teardown."""
-    s = GrpcServer(repos, flags=flags, name=name).start()
+def serve_grpc(repos, name, flags=(), env=None):
+    """Generator for module fixtures: a GrpcServer that must exit 0 at teardown. `env` is added
+    to the server's environment."""
+    s = GrpcServer(repos, flags=flags, name=name, env=env).start()
     try:
         yield s
     finally:

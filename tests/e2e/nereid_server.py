@@ -71,9 +71,10 @@ class Server:
     flags: extra command-line flags.
     """
 
-    def __init__(self, repos, flags=(), name="nereid"):
+    def __init__(self, repos, flags=(), name="nereid", env=None):
         self.repos = list(repos)
         self.flags = list(flags)
+        self.env = dict(env or {})  # added to the environment (e.g. Triton's test hooks)
         self.name = name
         self.proc = None
         self.port = None
@@ -96,7 +97,8 @@ class Server:
             self.stderr_path = os.path.join(log_dir(), f"{self.name}-{self.port}.stderr")
             with open(self.stderr_path, "wb") as err:
                 self.proc = subprocess.Popen(self.args(self.port), stdin=subprocess.DEVNULL,
-                                             stdout=err, stderr=subprocess.STDOUT)
+                                             stdout=err, stderr=subprocess.STDOUT,
+                                             env={**os.environ, **self.env})
             STARTED_SERVERS.append(self)
             try:
                 self._wait_live()

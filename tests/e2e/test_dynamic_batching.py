@@ -34,6 +34,18 @@ def server(pbs):  # noqa: F811
                                  "--log-verbose=1"])
 
 
+HOLD = 4  # TRITONSERVER_DELAY_SCHEDULER of the `held` server
+
+
+@pytest.fixture(scope="module")
+def held(pbs):  # noqa: F811
+    """A server with Triton's test hook TRITONSERVER_DELAY_SCHEDULER=4: each batching model holds
+    its first requests until 4 are queued, so what a batch holds no longer depends on timing."""
+    yield from serve_grpc([repo("fixtures", "batching")], "batching-held",
+                          flags=["--exit-on-error=false", "--strict-readiness=false"],
+                          env={"TRITONSERVER_DELAY_SCHEDULER": str(HOLD)})
+
+
 _ids = iter(range(1, 1 << 30))
 
 
@@ -143,6 +155,32 @@ def test_delayed_batching_waits_no_longer_than_the_delay(server):
     assert waited < 0.3 + 0.7, waited  # ...but not much longer than the delay
 
 
+def test_delay_hook_makes_a_batch_of_exactly_n(held):
+    # db_scale has no delay and no preferred size: without the hook the first request would run
+    # alone. Held until 4 are queued, the 4 run as one batch.
+    before = stats(held, "db_scale")
+    calls = [Timed(held, "db_scale", [vec([i])]) for i in range(HOLD)]
+    for i, c in enumerate(calls):
+        np.testing.assert_array_equal(output(c.join()), [[2 * i]])
+    after = stats(held, "db_scale")
+    assert after["execution_count"] - before["execution_count"] == 1
+    assert {b["batch_size"]: b["compute_infer"]["count"] for b in after["batch_stats"]} == {4: 1}
+    # The hook holds once: the next request runs at once, alone.
+    np.testing.assert_array_equal(output(held.infer("db_scale", [vec([7])])), [[14]])
+    assert stats(held, "db_scale")["execution_count"] - after["execution_count"] == 1
+
+
+def test_delay_hook_holds_fewer_than_n(held):
+    # Three requests stay queued (the model is idle) until a fourth arrives.
+    calls = [Timed(held, "db_delay", [vec([i])]) for i in range(HOLD - 1)]
+    time.sleep(0.4)  # longer than db_delay's 300 ms queue delay: only the hook holds them
+    assert all(c.resp is None for c in calls)
+    last = Timed(held, "db_delay", [vec([9])])
+    for i, c in enumerate(calls):
+        np.testing.assert_array_equal(output(c.join()), [[2 * i]])
+    np.testing.assert_array_equal(output(last.join()), [[18]])
+
+
 def test_four_concurrent_requests_run_as_one_batch(server, statistics):
     before = stats(server, "db_delay")
     calls = [Timed(server, "db_delay", [vec([i])]) for i in range(4)]
@@ -232,14 +270,15 @@ def occupy(server, model, n=SLOW_N):
     return call
 
 
-def test_higher_priority_overtakes_lower(server):
-    # The queued requests take ~40 ms each, so the order they ran in shows in their replies.
-    first = occupy(server, "db_prio")
-    low = queued(server, "db_prio", [slow_input(MID_N, 1.0)])  # default level 2
-    high = queued(server, "db_prio", [slow_input(MID_N, 2.0)], parameters={"priority": 1})
-    for c, v in ((first, 5.0), (low, 1.0), (high, 2.0)):
-        assert output(c.join())[0] == v
-    assert first.done_at < high.done_at < low.done_at
+def test_higher_priority_overtakes_lower(held):
+    # The hook queues all four before any runs (no instance is occupied, no log line waited
+    # for); db_prio runs one at a time (max_batch_size 0), ~40 ms each, highest level first.
+    low = [Timed(held, "db_prio", [slow_input(MID_N, 1.0)]) for _ in range(HOLD - 1)]
+    high = Timed(held, "db_prio", [slow_input(MID_N, 2.0)], parameters={"priority": 1})
+    assert output(high.join())[0] == 2.0
+    for c in low:
+        assert output(c.join())[0] == 1.0
+    assert high.done_at < min(c.done_at for c in low)
 
 
 def test_priority_outside_levels_uses_default_level(server):
@@ -280,13 +319,15 @@ def test_max_queue_size_rejects_over_grpc(server, pbs):  # noqa: F811
 
 
 def test_reject_timeout_answers_503(server):
-    first = occupy(server, "db_reject")
+    first = occupy(server, "db_reject", 4 * SLOW_N)  # ~0.5 s
     expiring = queued(server, "db_reject", [slow_input(1, 1.0)], parameters={"timeout": 1000})
     patient = queued(server, "db_reject", [slow_input(1, 2.0)])  # 10 s default
-    assert output(first.join())[0] == 5.0
     r = expiring.join()
     assert_error(r, 503, "Request timeout expired")
     assert r.json() == {"error": "Request timeout expired"}
+    assert output(first.join())[0] == 5.0
+    # On time: answered while the only instance was still busy, not when it freed up.
+    assert expiring.done_at < first.done_at
     assert output(patient.join())[0] == 2.0
 
 

@@ -35,6 +35,19 @@ def server(pbs):  # noqa: F811
                                  "--log-verbose=1"])
 
 
+HOLD = 4  # TRITONSERVER_DELAY_SCHEDULER of the `held` server
+
+
+@pytest.fixture(scope="module")
+def held(pbs):  # noqa: F811
+    """A server with Triton's test hook TRITONSERVER_DELAY_SCHEDULER=4: a Direct model runs
+    nothing until 4 requests wait in its slots; an Oldest one until 4 of an instance's candidate
+    sequences have one. Batches then hold exactly what the test sent, whatever the timing."""
+    yield from serve_grpc([repo("fixtures", "sequence")], "sequence-held",
+                          flags=["--exit-on-error=false", "--strict-readiness=false"],
+                          env={"TRITONSERVER_DELAY_SCHEDULER": str(HOLD)})
+
+
 _ids = itertools.count(1000)
 
 
@@ -244,6 +257,63 @@ def test_more_sequences_than_slots_queue_in_the_backlog(server):
         assert not waiting.done(), "a second sequence ran although the only slot was taken"
         assert out(infer(server, "seq_accum_one_slot", 2, a, end=True)) == 3
         assert out(waiting.result(timeout=10)) == 100
+
+
+def start_together(server, model, count):
+    """Starts `count` sequences at once (one request each, START and END); returns the replies."""
+    sids = [new_id() for _ in range(count)]
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(lambda k: infer(server, model, k, sids[k], True, True), range(count)))
+
+
+def test_delay_hook_makes_a_direct_batch_of_exactly_n(held):
+    for r in start_together(held, "seq_controls", HOLD):
+        assert out(r, "BATCH") == HOLD
+        assert out(r, "READY_ROWS") == HOLD  # every row a real request: no filler
+        assert out(r, "DUP") == 1
+
+
+def test_delay_hook_makes_an_oldest_batch_of_exactly_n(held):
+    # Without the hook the first sequence would often run alone or wait the 500 ms delay; held
+    # until 4 candidates wait, the preferred batch of 4 goes at once.
+    for r in start_together(held, "seq_controls_oldest", HOLD):
+        assert out(r, "BATCH") == HOLD
+        assert out(r, "READY_ROWS") == HOLD
+
+
+TIMEOUT_ERR = "timeout of the corresponding sequence has been expired"
+
+
+@pytest.mark.parametrize("model,slots", [("seq_accum_one_slot", 1), ("seq_accum_oldest", 4)])
+def test_request_timeout_expires_a_backlogged_sequence(server, model, slots):
+    # Triton: the request's `timeout` bounds its sequence's wait in the backlog; Direct and Oldest.
+    holders = [new_id() for _ in range(slots)]
+    for sid in holders:
+        assert out(infer(server, model, 1, sid, start=True, extra={"timeout": 1})) == 1
+    start = time.monotonic()
+    late = new_id()
+    r = infer(server, model, 5, late, start=True, extra={"timeout": 100000})  # 100 ms
+    assert_error(r, 503, TIMEOUT_ERR)
+    assert r.json() == {"error": TIMEOUT_ERR}
+    assert time.monotonic() - start >= 0.1
+    # The slot holders never time out (their own 1 us timeout included), and the expired
+    # sequence is forgotten.
+    assert_error(infer(server, model, 1, late), 400, START_ERR)
+    for sid in holders:
+        assert out(infer(server, model, 2, sid, end=True)) == 3
+
+
+def test_request_timeout_of_a_backlogged_sequence_over_grpc(server):
+    holder, late = new_id(), new_id()
+    stub = server.stub()
+    stub.ModelInfer(grpc_req("seq_accum_one_slot", 1, holder, start=True))
+    req = grpc_req("seq_accum_one_slot", 1, late, start=True)
+    req.parameters["timeout"].int64_param = 50000
+    with pytest.raises(grpc.RpcError) as e:
+        stub.ModelInfer(req)
+    assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert e.value.details() == TIMEOUT_ERR
+    stub.ModelInfer(grpc_req("seq_accum_one_slot", 1, holder, end=True))
 
 
 def test_minimum_slot_utilization_waits_for_the_delay(server):

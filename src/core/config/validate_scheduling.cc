@@ -198,6 +198,21 @@ Status ValidateSequenceBatching(const inference::ModelConfig& config) {
       return ModelError(config, "sequence_batching: state '" + state.input_name() +
                                     "' must specify a valid 'data_type'");
     }
+    // Triton's words (core sequence_state.cc); Triton finds this when a sequence starts, and every
+    // Nereid instance is a CPU one, so it is refused at load.
+    if (state.use_growable_memory()) {
+      if (!state.use_same_buffer_for_input_output()) {
+        return ModelError(config,
+                          "In order to 'use_growable_memory', you must also enable "
+                          "'use_single_buffer' for state input name '" +
+                              state.input_name() + "'.");
+      }
+      return ModelError(config,
+                        "'use_growable_memory' can only work with KIND_GPU model instances right "
+                        "now. Please either change the instance type to KIND_GPU or set "
+                        "'use_growable_memory' to false for state input '" +
+                            state.input_name() + "'.");
+    }
   }
   if (sb.has_oldest()) {
     NEREID_RETURN_IF_ERROR(ValidatePreferredSizes(config, "sequence_batching.oldest",

@@ -183,6 +183,31 @@ TEST(ValidateSchedulingTest, StateNeedsNames) {
   ExpectInvalid(config, {"'state' must specify 'input_name' and 'output_name'"});
 }
 
+TEST(ValidateSchedulingTest, SameBufferForInputOutputIsAccepted) {
+  auto config = Make(
+      "sequence_batching { state [ { input_name: \"SI\" output_name: \"SO\" "
+      "data_type: TYPE_INT32 dims: [ 1 ] use_same_buffer_for_input_output: true } ] }");
+  EXPECT_TRUE(Validate(config).ok()) << Validate(config).ToString();
+}
+
+TEST(ValidateSchedulingTest, GrowableMemoryNeedsASingleBufferAsTriton) {
+  auto config = Make(
+      "sequence_batching { state [ { input_name: \"SI\" output_name: \"SO\" "
+      "data_type: TYPE_INT32 dims: [ 1 ] use_growable_memory: true } ] }");
+  ExpectInvalid(config, {"In order to 'use_growable_memory', you must also enable "
+                         "'use_single_buffer' for state input name 'SI'."});
+}
+
+TEST(ValidateSchedulingTest, GrowableMemoryNeedsGpuInstancesAsTriton) {
+  auto config = Make(
+      "sequence_batching { state [ { input_name: \"SI\" output_name: \"SO\" "
+      "data_type: TYPE_INT32 dims: [ 1 ] use_same_buffer_for_input_output: true "
+      "use_growable_memory: true } ] }");
+  ExpectInvalid(config, {"'use_growable_memory' can only work with KIND_GPU model instances "
+                         "right now. Please either change the instance type to KIND_GPU or set "
+                         "'use_growable_memory' to false for state input 'SI'."});
+}
+
 TEST(ValidateSchedulingTest, EnsembleSchedulingNeedsEnsemblePlatform) {
   auto config = Make("ensemble_scheduling { step [ { model_name: \"a\" } ] }");
   ExpectInvalid(config, {"'ensemble_scheduling' cannot be set", "\"ensemble\""});

@@ -7,8 +7,9 @@
 #include "core/model/warmup.h"
 #include "core/scheduler/default_scheduler.h"
 #include "core/scheduler/dynamic_batch_scheduler.h"
-#include "core/stats/process_memory.h"
+#include "core/scheduler/scheduler_test_hooks.h"
 #include "core/scheduler/sequence/sequence_batch_scheduler.h"
+#include "core/stats/process_memory.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -81,8 +82,8 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
     mv->stats_->SetMemoryUsage({{"CPU", 0, resident_after - resident_before}});
   }
   if (options.latency_observers != nullptr && *options.latency_observers) {
-    ObservedModel observed{config.name(), options.version,
-                           config.model_transaction_policy().decoupled(), {}};
+    ObservedModel observed{
+        config.name(), options.version, config.model_transaction_policy().decoupled(), {}};
     for (const auto& control : config.model_metrics().metric_control()) {
       const auto& buckets = control.histogram_options().buckets();
       observed.histogram_buckets.emplace_back(control.metric_identifier().family(),
@@ -93,16 +94,21 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   mv->stats_->SetLoadDuration(NowNs() - load_start);
   // With max_batch_size 0 the dynamic batcher still applies priorities and queue policies; its
   // batches are then single requests (as Triton's, whose batcher caps them at max(1, max)).
+  // Triton's test hooks (scheduler_test_hooks.h), read when the scheduler is created, as Triton.
+  const SchedulerTestHooks hooks = SchedulerTestHooks::FromEnvironment();
   if (config.has_sequence_batching()) {
     auto sequence = SequenceOptions::FromConfig(config, options.model_dir);
     if (!sequence.ok()) return sequence.status();
     sequence->max_backlog_size = options.max_sequence_backlog_size;
+    sequence->delay_count = hooks.delay_count;
+    sequence->backlog_delay_count = hooks.backlog_delay_count;
     mv->scheduler_ = std::make_unique<SequenceBatchScheduler>(
         &mv->info_, mv->stats_.get(), std::move(sequence).value(), std::move(instances));
   } else if (config.has_dynamic_batching()) {
+    DynamicBatchingOptions batching = DynamicBatchingOptions::FromConfig(config);
+    batching.delay_count = hooks.delay_count;
     mv->scheduler_ = std::make_unique<DynamicBatchScheduler>(
-        &mv->info_, mv->stats_.get(), DynamicBatchingOptions::FromConfig(config),
-        std::move(instances));
+        &mv->info_, mv->stats_.get(), std::move(batching), std::move(instances));
   } else {
     mv->scheduler_ =
         std::make_unique<DefaultScheduler>(&mv->info_, mv->stats_.get(), std::move(instances));
@@ -126,8 +132,8 @@ void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
   job.request_start_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                    job.request->received_at.time_since_epoch())
                                                    .count());
-  job.done = [self, classify, done = std::move(done)](
-                 StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+  job.done = [self, classify,
+              done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
     if (classify && result.ok()) {
       Status s = ApplyClassification(self->info_, self->labels_, result->get());
       if (!s.ok()) result = s;

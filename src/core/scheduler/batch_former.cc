@@ -36,7 +36,28 @@ std::vector<size_t> ApplyTimeouts(const std::vector<QueuedItem>& items, uint64_t
   return order;
 }
 
+// One past the earliest deadline still to come among the items in `order` that are not delayed
+// (0: none); the ones this pass delayed have theirs behind them.
+uint64_t NextDeadlineWake(const std::vector<QueuedItem>& items, const std::vector<size_t>& order,
+                          uint64_t now_ns) {
+  uint64_t wake = 0;
+  for (size_t idx : order) {
+    const QueuedItem& it = items[idx];
+    if (it.delayed || it.deadline_ns == 0 || now_ns > it.deadline_ns) continue;
+    const uint64_t at = SaturatingAdd(it.deadline_ns, 1);
+    wake = wake == 0 ? at : std::min(wake, at);
+  }
+  return wake;
+}
+
 }  // namespace
+
+BatchDecision ExpireTimeouts(const std::vector<QueuedItem>& items, uint64_t now_ns) {
+  BatchDecision d;
+  const std::vector<size_t> order = ApplyTimeouts(items, now_ns, &d);
+  d.wake_at_ns = NextDeadlineWake(items, order, now_ns);
+  return d;
+}
 
 BatchDecision FormBatch(const std::vector<QueuedItem>& items, const BatcherPolicy& policy,
                         uint64_t now_ns, bool flush) {
@@ -101,11 +122,8 @@ BatchDecision FormBatch(const std::vector<QueuedItem>& items, const BatcherPolic
   // Wait for more requests, at most until the oldest has waited `delay`, and wake for the first
   // timeout so that it is applied on time.
   d.wake_at_ns = SaturatingAdd(oldest, delay);
-  for (size_t idx : order) {
-    const QueuedItem& it = items[idx];
-    if (!it.delayed && it.deadline_ns != 0)
-      d.wake_at_ns = std::min(d.wake_at_ns, SaturatingAdd(it.deadline_ns, 1));
-  }
+  const uint64_t deadline = NextDeadlineWake(items, order, now_ns);
+  if (deadline != 0) d.wake_at_ns = std::min(d.wake_at_ns, deadline);
   return d;
 }
 

@@ -51,4 +51,10 @@ struct BatchDecision {
 BatchDecision FormBatch(const std::vector<QueuedItem>& items, const BatcherPolicy& policy,
                         uint64_t now_ns, bool flush = false);
 
+// Only the timeouts of FormBatch, for a queue no instance is free to take from: which requests
+// time out by `now_ns` (rejected, or delayed), and when the next one will (wake_at_ns: one past
+// the earliest deadline of the requests not delayed; 0 when none has one). `items` as for
+// FormBatch; the returned batch is always empty.
+BatchDecision ExpireTimeouts(const std::vector<QueuedItem>& items, uint64_t now_ns);
+
 }  // namespace nereid

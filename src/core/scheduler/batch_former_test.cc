@@ -221,5 +221,29 @@ TEST(BatchFormer, Deterministic) {
   EXPECT_EQ(a.wake_at_ns, b.wake_at_ns);
 }
 
+TEST(ExpireTimeouts, RejectsAndDelaysWhatExpiredAndNeverFormsABatch) {
+  // Levels 0 (REJECT) and 1 (DELAY); items 0 and 2 expire at 100, 1 and 3 at 300.
+  const std::vector<QueuedItem> items = {Item(1, 0, "a", 0, 100), Item(1, 0, "a", 0, 300),
+                                         DelayItem(1, 0, 1, 100), DelayItem(1, 0, 1, 300)};
+  const auto d = ExpireTimeouts(items, 150);
+  EXPECT_THAT(d.rejected, ElementsAre(0));
+  EXPECT_THAT(d.delayed, ElementsAre(2));
+  EXPECT_THAT(d.batch, IsEmpty());
+  EXPECT_EQ(d.wake_at_ns, 301u);  // the next live deadline, strictly after it
+}
+
+TEST(ExpireTimeouts, NothingExpiredWakesForTheEarliestDeadline) {
+  const auto d = ExpireTimeouts({Item(1, 0, "a", 0, 500), Item(1, 0, "a", 0, 200), Item()}, 100);
+  EXPECT_THAT(d.rejected, IsEmpty());
+  EXPECT_THAT(d.delayed, IsEmpty());
+  EXPECT_EQ(d.wake_at_ns, 201u);
+}
+
+TEST(ExpireTimeouts, DelayedRequestsAndRequestsWithoutDeadlineNeverWake) {
+  const auto d = ExpireTimeouts({Item(), DelayItem(1, 0, 0, 50, /*delayed=*/true)}, 100);
+  EXPECT_THAT(d.delayed, IsEmpty());
+  EXPECT_EQ(d.wake_at_ns, 0u);
+}
+
 }  // namespace
 }  // namespace nereid

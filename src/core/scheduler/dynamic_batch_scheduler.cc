@@ -41,6 +41,15 @@ DynamicBatchingOptions DynamicBatchingOptions::FromConfig(const inference::Model
   return o;
 }
 
+bool DynamicBatchingOptions::HasTimeouts() const {
+  // A request's own timeout only lowers a configured one, so without one nothing expires.
+  if (default_policy.default_timeout_us != 0) return true;
+  for (const auto& [level, policy] : level_policies) {
+    if (policy.default_timeout_us != 0) return true;
+  }
+  return false;
+}
+
 const QueuePolicy& DynamicBatchingOptions::PolicyFor(uint64_t level) const {
   auto it = level_policies.find(level);
   return it == level_policies.end() ? default_policy : it->second;
@@ -53,7 +62,16 @@ DynamicBatchScheduler::DynamicBatchScheduler(
   policy_.max_batch_size = options_.max_batch_size;
   policy_.preferred_batch_sizes = options_.preferred_batch_sizes;
   policy_.max_queue_delay_ns = MicrosToNanos(options_.max_queue_delay_us);
+  {
+    MutexLock lock(mu_);
+    delay_remaining_ = options_.delay_count;
+  }
+  if (options_.delay_count != 0) {
+    LOG_VERBOSE(1, "Delaying batcher thread for {} until {} queued requests...", model_->name,
+                options_.delay_count);
+  }
   threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
+  if (options_.HasTimeouts()) timeout_thread_ = std::thread([this] { TimeoutLoop(); });
 }
 
 DynamicBatchScheduler::~DynamicBatchScheduler() { Stop(); }
@@ -134,38 +152,42 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   }
   // Logged once queued, outside the lock (the id is copied only when verbose logging is on).
   const std::string id = logging::VerboseLevel() >= 1 ? job.request->id : std::string();
+  const uint64_t deadline = entry.deadline_ns;
+  const bool earlier_deadline =
+      deadline != 0 && (timeout_wake_ns_ == 0 || deadline < timeout_wake_ns_);
   entry.job = std::move(job);
   q.live.push_back(std::move(entry));
   ++queued_;
   stats_->AddPending(1);
   lock.Unlock();
+  if (earlier_deadline) timeout_cv_.notify_one();
   AnswerCancelled(cancelled);
   LOG_VERBOSE(1, "model '{}': request '{}' queued at priority level {}", model_->name, id, level);
   // Every idle executor re-forms; one of them takes the batch.
   cv_.notify_all();
 }
 
-BatchDecision DynamicBatchScheduler::TakeBatch(uint64_t now_ns, std::vector<SchedulerJob>* batch,
-                                               std::vector<SchedulerJob>* rejected) {
-  std::vector<QueuedItem> items;
-  std::vector<Entry*> entries;
-  items.reserve(queued_);
-  entries.reserve(queued_);
+void DynamicBatchScheduler::CollectLocked(std::vector<QueuedItem>* items,
+                                          std::vector<Entry*>* entries) {
+  items->reserve(queued_);
+  entries->reserve(queued_);
   for (auto& [l, level] : levels_) {
     for (int pass = 0; pass < 2; ++pass) {
       auto& dq = pass == 0 ? level.live : level.delayed;
       for (Entry& e : dq) {
-        items.push_back({l, pass == 1, std::max<int64_t>(1, e.job.batch_size), e.shape_key,
-                         e.job.queue_start_ns, e.deadline_ns, level.policy->delay_on_timeout});
-        entries.push_back(&e);
+        items->push_back({l, pass == 1, std::max<int64_t>(1, e.job.batch_size), e.shape_key,
+                          e.job.queue_start_ns, e.deadline_ns, level.policy->delay_on_timeout});
+        entries->push_back(&e);
       }
     }
   }
-  BatchDecision d = FormBatch(items, policy_, now_ns, stopping_);
-  if (d.batch.empty() && d.rejected.empty() && d.delayed.empty()) return d;
+}
 
+void DynamicBatchScheduler::ApplyLocked(const BatchDecision& d, const std::vector<Entry*>& entries,
+                                        std::vector<SchedulerJob>* batch,
+                                        std::vector<SchedulerJob>* rejected) {
   enum : char { kStay, kGone, kDelay };
-  std::vector<char> mark(items.size(), kStay);
+  std::vector<char> mark(entries.size(), kStay);
   for (size_t i : d.rejected) {
     rejected->push_back(std::move(entries[i]->job));
     mark[i] = kGone;
@@ -194,7 +216,56 @@ BatchDecision DynamicBatchScheduler::TakeBatch(uint64_t now_ns, std::vector<Sche
   const size_t taken = d.rejected.size() + d.batch.size();
   queued_ -= taken;
   stats_->AddPending(-static_cast<int64_t>(taken));
+}
+
+BatchDecision DynamicBatchScheduler::TakeBatch(uint64_t now_ns, std::vector<SchedulerJob>* batch,
+                                               std::vector<SchedulerJob>* rejected) {
+  std::vector<QueuedItem> items;
+  std::vector<Entry*> entries;
+  CollectLocked(&items, &entries);
+  BatchDecision d = FormBatch(items, policy_, now_ns, stopping_);
+  if (d.batch.empty() && d.rejected.empty() && d.delayed.empty()) return d;
+  ApplyLocked(d, entries, batch, rejected);
   return d;
+}
+
+bool DynamicBatchScheduler::HeldLocked() {
+  if (delay_remaining_ == 0) return false;
+  // Shutting down runs what is queued (Stop's contract), so the hook lets go.
+  if (queued_ < delay_remaining_ && !stopping_) return true;
+  delay_remaining_ = 0;
+  return false;
+}
+
+void DynamicBatchScheduler::TimeoutLoop() {
+  std::vector<SchedulerJob> none;
+  std::vector<SchedulerJob> rejected;
+  UniqueLock lock(mu_);
+  while (!stopping_) {
+    uint64_t wake = 0;
+    if (queued_ != 0 && !HeldLocked()) {
+      std::vector<QueuedItem> items;
+      std::vector<Entry*> entries;
+      CollectLocked(&items, &entries);
+      const BatchDecision d = ExpireTimeouts(items, NowNs());
+      if (!d.rejected.empty() || !d.delayed.empty()) ApplyLocked(d, entries, &none, &rejected);
+      wake = d.wake_at_ns;
+    }
+    if (!rejected.empty()) {
+      lock.Unlock();
+      LOG_VERBOSE(1, "model '{}': {} queued request(s) timed out", model_->name, rejected.size());
+      for (SchedulerJob& job : rejected) Reject(job, Unavailable("Request timeout expired"));
+      rejected.clear();  // releases the requests before taking the lock again
+      lock.Lock();
+      continue;
+    }
+    timeout_wake_ns_ = wake;
+    if (wake == 0) {
+      lock.Wait(timeout_cv_);
+    } else {
+      lock.WaitUntil(timeout_cv_, SteadyTimePoint(wake));
+    }
+  }
 }
 
 void DynamicBatchScheduler::ExecutorLoop(size_t index) {
@@ -205,6 +276,10 @@ void DynamicBatchScheduler::ExecutorLoop(size_t index) {
   for (;;) {
     if (queued_ == 0) {
       if (stopping_) return;
+      lock.Wait(cv_);
+      continue;
+    }
+    if (HeldLocked()) {  // the delay_count test hook: every arrival wakes us to count again
       lock.Wait(cv_);
       continue;
     }
@@ -284,12 +359,16 @@ void DynamicBatchScheduler::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  timeout_cv_.notify_all();
+  if (timeout_thread_.joinable()) timeout_thread_.join();
   threads_.Join();
   instances_.clear();
 }
 
 bool DynamicBatchScheduler::IsExecutorThread() const {
-  return threads_.Contains(std::this_thread::get_id());
+  const auto self = std::this_thread::get_id();
+  if (timeout_thread_.get_id() == self) return true;  // its Reject runs reply callbacks
+  return threads_.Contains(self);
 }
 
 }  // namespace nereid

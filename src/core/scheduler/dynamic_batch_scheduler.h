@@ -7,8 +7,13 @@
 //
 // Queue policy: a level's `max_queue_size` rejects at once (UNAVAILABLE "Exceeds maximum queue
 // size"); a request past its timeout is failed (REJECT: UNAVAILABLE "Request timeout expired") or
-// moved behind the requests that have not timed out (DELAY). Timeouts are applied when an idle
-// executor looks at the queue (as in Triton, where the batcher waits for a free instance first).
+// moved behind the requests that have not timed out (DELAY). Timeouts fire on time: an idle
+// executor applies them when it forms a batch, and when a policy has a timeout a timer thread
+// applies them while every instance is busy (so a REJECT answer never waits for an instance).
+//
+// Test hook (scheduler_test_hooks.h): with delay_count N > 0 the executors take nothing until N
+// requests are queued, once (Triton's TRITONSERVER_DELAY_SCHEDULER); timeouts wait with them, as
+// in Triton, whose batcher applies them only when it forms a batch.
 //
 // Cancellation (cancel_token.h): cancelled requests are taken off the queue when an executor
 // looks at it (and when a full level is asked to take one more) and answered CANCELLED "Request
@@ -67,8 +72,11 @@ struct DynamicBatchingOptions {
   uint64_t default_priority_level = 1;  // in [1, priority_levels]
   QueuePolicy default_policy;           // for levels without their own
   std::map<uint64_t, QueuePolicy> level_policies;
+  size_t delay_count = 0;  // test hook: hold every request until this many are queued (once)
 
   const QueuePolicy& PolicyFor(uint64_t level) const;
+  // True when some level's policy can give a request a deadline.
+  bool HasTimeouts() const;
 
   // From a validated configuration with dynamic_batching.
   static DynamicBatchingOptions FromConfig(const inference::ModelConfig& config);
@@ -99,6 +107,17 @@ class DynamicBatchScheduler final : public Scheduler {
   using Result = StatusOr<std::unique_ptr<InferenceResponse>>;
 
   void ExecutorLoop(size_t index) EXCLUDES(mu_);
+  // Applies the queue timeouts while every executor may be busy (started with HasTimeouts()).
+  void TimeoutLoop() EXCLUDES(mu_);
+  // With mu_ held: true while the delay_count test hook holds the queue.
+  bool HeldLocked() REQUIRES(mu_);
+  // With mu_ held: every queued request as FormBatch sees it, and its entry.
+  void CollectLocked(std::vector<QueuedItem>* items, std::vector<Entry*>* entries) REQUIRES(mu_);
+  // With mu_ held: moves `d`'s batch and rejected jobs out of the queue and the delayed ones
+  // behind the others (`entries` from CollectLocked).
+  void ApplyLocked(const BatchDecision& d, const std::vector<Entry*>& entries,
+                   std::vector<SchedulerJob>* batch, std::vector<SchedulerJob>* rejected)
+      REQUIRES(mu_);
   // With mu_ held: applies FormBatch's decision, moving the batch and the rejected jobs out.
   BatchDecision TakeBatch(uint64_t now_ns, std::vector<SchedulerJob>* batch,
                           std::vector<SchedulerJob>* rejected) REQUIRES(mu_);
@@ -114,9 +133,13 @@ class DynamicBatchScheduler final : public Scheduler {
   BatcherPolicy policy_;
   std::vector<std::unique_ptr<backend::ModelInstance>> instances_;
   ExecutorThreads threads_;
+  std::thread timeout_thread_;  // only when options_.HasTimeouts()
 
   Mutex mu_;
   std::condition_variable cv_;
+  std::condition_variable timeout_cv_;  // the timer thread's; notified for an earlier deadline
+  uint64_t timeout_wake_ns_ GUARDED_BY(mu_) = 0;  // when the timer wakes next (0: on notify)
+  size_t delay_remaining_ GUARDED_BY(mu_) = 0;    // the delay_count hook, 0 once released
   // Levels are created on first use and kept (a config may declare billions).
   std::map<uint64_t, Level> levels_ GUARDED_BY(mu_);
   size_t queued_ GUARDED_BY(mu_) = 0;  // requests in levels_

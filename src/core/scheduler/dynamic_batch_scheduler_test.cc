@@ -201,6 +201,69 @@ TEST_F(DynamicBatchSchedulerTest, RejectTimeoutExpiresQueuedRequest) {
   EXPECT_EQ(stats_.Snapshot().fail_by_reason[static_cast<int>(FailureReason::kRejected)], 1u);
 }
 
+TEST_F(DynamicBatchSchedulerTest, RejectTimeoutAnswersWhileEveryInstanceIsBusy) {
+  // The only instance stays busy: the timer thread, not an executor, answers the request.
+  options_.priority_levels = 2;
+  options_.level_policies[2].default_timeout_us = 1000;
+  options_.default_priority_level = 2;
+  Start();
+  auto first = Occupy(HighPriority());
+  const auto t0 = std::chrono::steady_clock::now();
+  auto late = Send(1);
+  ASSERT_EQ(late->future.wait_for(2s), std::future_status::ready);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+  auto result = late->future.get();
+  EXPECT_EQ(result.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(result.status().message(), "Request timeout expired");
+  EXPECT_EQ(stats_.Snapshot().pending_requests, 0);
+  backend_.Open();
+  EXPECT_EQ(Value(first), 200);
+  sched_->Stop();
+  EXPECT_EQ(backend_.batch_sizes, (std::vector<int64_t>{1}));  // it never ran
+}
+
+TEST_F(DynamicBatchSchedulerTest, DelayCountHoldsUntilThatManyAreQueuedThenFormsOneBatch) {
+  options_.delay_count = 3;  // TRITONSERVER_DELAY_SCHEDULER=3
+  Start(2);
+  auto a = Send(1);
+  auto b = Send(2);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(a->future.wait_for(0s), std::future_status::timeout);  // held, idle instances
+  auto c = Send(3);
+  EXPECT_EQ(Value(a), 2);
+  EXPECT_EQ(Value(b), 4);
+  EXPECT_EQ(Value(c), 6);
+  auto d = Send(4);  // the hook holds only once
+  EXPECT_EQ(Value(d), 8);
+  sched_->Stop();
+  EXPECT_EQ(backend_.batch_sizes, (std::vector<int64_t>{3, 1}));
+}
+
+TEST_F(DynamicBatchSchedulerTest, DelayCountHoldsTimeoutsTooAsTriton) {
+  // Level 2 (default) expires after 1 ms; while held nothing is answered, then the expired one
+  // is rejected and the other runs.
+  options_.delay_count = 2;
+  options_.priority_levels = 2;
+  options_.level_policies[2].default_timeout_us = 1000;
+  options_.default_priority_level = 2;
+  Start();
+  auto expiring = Send(1);
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(expiring->future.wait_for(0s), std::future_status::timeout);
+  auto kept = Send(2, HighPriority());
+  EXPECT_EQ(expiring->future.get().status().message(), "Request timeout expired");
+  EXPECT_EQ(Value(kept), 4);
+  sched_->Stop();
+}
+
+TEST_F(DynamicBatchSchedulerTest, StopLetsTheDelayCountGo) {
+  options_.delay_count = 5;
+  Start();
+  auto a = Send(1);
+  sched_->Stop();
+  EXPECT_EQ(Value(a), 2);
+}
+
 TEST_F(DynamicBatchSchedulerTest, RequestTimeoutOnlyLowersTheDefault) {
   options_.default_policy.default_timeout_us = 60'000'000;
   options_.default_policy.allow_timeout_override = true;

@@ -34,6 +34,18 @@ SequenceBatchScheduler::SequenceBatchScheduler(
   for (size_t i = 0; i < instances_.size(); ++i) {
     cvs_.push_back(std::make_unique<std::condition_variable>());
   }
+  {
+    MutexLock lock(mu_);
+    delay_remaining_.assign(instances_.size(), options_.delay_count);
+  }
+  if (options_.backlog_delay_count != 0) {
+    LOG_INFO("Delaying scheduler until {} backlog queued requests...",
+             options_.backlog_delay_count);
+  }
+  if (options_.delay_count != 0) {
+    LOG_VERBOSE(1, "Delaying scheduler threads of {} until {} queued requests...", model_->name,
+                options_.delay_count);
+  }
   threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
   reaper_ = std::thread([this] { ReaperLoop(); });
 }
@@ -98,8 +110,24 @@ Status SequenceBatchScheduler::ParseSequence(const InferenceRequest& request, in
     }
   }
   if (id.is_string ? id.text.empty() : id.number == 0) {
-    return InvalidArgument("inference request to model '" + name +
-                           "' must specify a non-zero or non-empty correlation ID");
+    if (!options_.iterative) {
+      return InvalidArgument("inference request to model '" + name +
+                             "' must specify a non-zero or non-empty correlation ID");
+    }
+    // Triton's IterativeSequencer: the request starts a sequence of its own, flags START only.
+    const uint64_t n = next_auto_id_.fetch_add(1);
+    const bool wants_string = options_.corrid && options_.corrid->data_type == DataType::kBytes;
+    id.is_string = wants_string;
+    id.text = wants_string ? std::to_string(n) : std::string();
+    id.number = wants_string ? 0 : n;
+    if (model_->max_batch_size > 0 && batch_size > 1) {
+      return InvalidArgument("inference request to model '" + name +
+                             "' must specify batch-size 1 due to requirements of sequence "
+                             "batcher");
+    }
+    job->start = true;
+    *end = false;
+    return Status::Ok();
   }
   if (model_->max_batch_size > 0 && batch_size > 1) {
     return InvalidArgument("inference request to model '" + name +
@@ -143,6 +171,7 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
     }
   }
   job.shape_key = BatchShapeKey(request);
+  job.end = end;
   job.job = std::move(scheduler_job);
   const std::string key = job.corrid.Key();
 
@@ -170,7 +199,13 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   }
   const size_t backlog = table_.backlog_size();
   const std::string id = logging::VerboseLevel() >= 1 ? job.corrid.ToString() : std::string();
-  if (!table_.Admit(key, job.start, end, job.job.queue_start_ns, job)) {
+  // Triton applies a request's `timeout` to a sequence waiting in the backlog (no policy needed).
+  const uint64_t timeout_ns =
+      MicrosToNanos(GetUint(job.job.request->parameters, "timeout").value_or(0));
+  // iterative_sequence: every request ends its sequence (Triton ends it when the request is
+  // released, since no backend here asks to reschedule it).
+  const bool ends = end || options_.iterative;
+  if (!table_.Admit(key, job.start, ends, job.job.queue_start_ns, job, timeout_ns)) {
     lock.Unlock();
     AnswerCancelled(dropped);
     Reject(job.job, InvalidArgument("inference request for sequence " + job.corrid.ToString() +
@@ -182,7 +217,9 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   stats_->AddPending(1);
   peak_queued_ = std::max(peak_queued_, table_.queued());
   const bool backlogged = table_.backlog_size() > backlog;
+  const bool expires = timeout_ns != 0 && table_.InBacklog(key);
   lock.Unlock();
+  if (expires) reaper_cv_.notify_one();  // it may be the earliest expiry
   AnswerCancelled(dropped);
   if (backlogged) {
     LOG_VERBOSE(1, "model '{}': sequence {} waits in the backlog (every slot is taken)",
@@ -260,11 +297,36 @@ std::vector<SequenceBatchScheduler::Taken> SequenceBatchScheduler::TakeOldest(si
   return taken;
 }
 
+bool SequenceBatchScheduler::HeldLocked(size_t instance) {
+  size_t& remaining = delay_remaining_[instance];
+  if (remaining == 0) return false;
+  bool ready = stopping_;  // shutting down runs what is queued
+  if (options_.strategy == SequenceOptions::Strategy::kDirect) {
+    // Triton's Direct batchers count the requests in every instance's slots, then the backlog.
+    ready = ready || (table_.queued() - table_.backlog_queued() >= remaining &&
+                      table_.backlog_queued() >= options_.backlog_delay_count);
+  } else {
+    // Oldest: Triton's per-instance dynamic batcher counts the sequences offered to it.
+    size_t heads = 0;
+    for (size_t k = 0; k < table_.slots_per_instance(); ++k) {
+      heads += table_.Head(instance, k) != nullptr;
+    }
+    ready = ready || heads >= remaining;
+  }
+  if (!ready) return true;
+  remaining = 0;
+  return false;
+}
+
 void SequenceBatchScheduler::ExecutorLoop(size_t instance) {
   std::condition_variable& cv = *cvs_[instance];
   std::vector<Job> dropped;
   UniqueLock lock(mu_);
   for (;;) {
+    if (HeldLocked(instance)) {  // the delay_count test hook: every arrival wakes us
+      lock.Wait(cv);
+      continue;
+    }
     DropCancelledLocked(instance, &dropped);
     if (!dropped.empty()) {
       const bool trim = ShrinkIfDrainedLocked();
@@ -316,7 +378,7 @@ void SequenceBatchScheduler::Run(size_t instance, std::vector<Taken>& batch, uin
   keys.reserve(batch.size());
   for (Taken& t : batch) {
     const StoredState* state = t.job.start ? nullptr : &t.seq->state;
-    AddSequenceInputs(options_, t.job.start, t.end, true, t.job.corrid, state,
+    AddSequenceInputs(options_, t.job.start, t.job.end, true, t.job.corrid, state,
                       t.job.job.request.get());
     keys.push_back(BatchShapeKey(*t.job.job.request));
   }
@@ -399,14 +461,30 @@ void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch
 }
 
 void SequenceBatchScheduler::ReaperLoop() {
+  std::vector<Job> expired;
   UniqueLock lock(mu_);
   while (!stopping_) {
-    const std::vector<std::string> released = table_.Reap(NowNs());
+    const uint64_t now = NowNs();
+    const std::vector<std::string> released = table_.Reap(now);
     if (!released.empty()) {
       LOG_VERBOSE(1, "model '{}': released {} idle sequence(s)", model_->name, released.size());
       for (auto& cv : cvs_) cv->notify_one();  // a backlogged sequence may own a slot now
     }
-    const uint64_t next = table_.NextReapNs();
+    if (table_.ExpireBacklog(now, &expired) != 0) {
+      stats_->AddPending(-static_cast<int64_t>(expired.size()));
+      lock.Unlock();
+      LOG_VERBOSE(1, "model '{}': {} backlogged sequence request(s) timed out", model_->name,
+                  expired.size());
+      for (Job& j : expired) {
+        Reject(j.job, Unavailable("timeout of the corresponding sequence has been expired"));
+      }
+      expired.clear();
+      lock.Lock();
+      continue;
+    }
+    uint64_t next = table_.NextReapNs();
+    const uint64_t expiry = table_.NextExpiryNs();
+    if (expiry != 0 && (next == 0 || expiry < next)) next = expiry;
     if (next == 0) {
       lock.Wait(reaper_cv_);
     } else {

@@ -25,6 +25,22 @@
 // kShrinkAfter queued requests has drained, the table's containers shrink and the allocator returns
 // free memory.
 //
+// Request timeouts (Triton's): a request's `timeout` parameter bounds how long its sequence may
+// wait in the backlog; when it runs out, the reaper answers every queued request of the sequence
+// UNAVAILABLE "timeout of the corresponding sequence has been expired" and forgets the sequence.
+// A sequence that owns a slot never times out (neither strategy has a queue policy in Triton).
+//
+// Test hooks (scheduler_test_hooks.h), Triton's: with delay_count N, a Direct executor takes
+// nothing until N requests are queued in slots (all instances together) and, with
+// backlog_delay_count M, M in the backlog; an Oldest executor until N of its candidate sequences
+// have a request waiting. Each executor is held once.
+//
+// iterative_sequence (Triton's IterativeSequencer, as it behaves with backends that never ask to
+// reschedule a request, which no Nereid backend does): a request without a correlation ID gets
+// one (1, 2, ...) and the START flag alone; every request ends its sequence once it is taken (the
+// END control input still shows the request's own flag), so the next request of that ID needs
+// START.
+//
 // Implicit state lives in the table entry of its sequence and is fed to, and taken from, every
 // execution (sequence_tensors.h).
 //
@@ -34,6 +50,7 @@
 // lock, held only for its bookkeeping, never while callbacks run, and never taken with mu_ held.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -69,6 +86,7 @@ class SequenceBatchScheduler final : public Scheduler {
   struct Job {
     SchedulerJob job;
     bool start = false;
+    bool end = false;  // the request's END flag (the END control input)
     CorrelationId corrid;
     std::vector<std::string> client_outputs;  // what the response keeps, in order
     std::string shape_key;                    // BatchShapeKey of the client's inputs
@@ -85,6 +103,8 @@ class SequenceBatchScheduler final : public Scheduler {
   Status ParseSequence(const InferenceRequest& request, int64_t batch_size, Job* job,
                        bool* end) const;
   void ExecutorLoop(size_t instance) EXCLUDES(mu_);
+  // With mu_ held: true while the delay_count test hook holds `instance`.
+  bool HeldLocked(size_t instance) REQUIRES(mu_);
   // With mu_ held: the requests to run now on `instance` (empty: wait until *wake_ns, 0 = event).
   std::vector<Taken> TakeDirect(size_t instance, uint64_t now_ns, uint64_t* wake_ns) REQUIRES(mu_);
   std::vector<Taken> TakeOldest(size_t instance, uint64_t now_ns, uint64_t* wake_ns) REQUIRES(mu_);
@@ -121,8 +141,11 @@ class SequenceBatchScheduler final : public Scheduler {
   bool stopping_ GUARDED_BY(mu_) = false;
   uint64_t next_seq_ GUARDED_BY(mu_) = 0;   // order in which requests left the queue
   size_t peak_queued_ GUARDED_BY(mu_) = 0;  // most requests queued since the table last drained
+  std::vector<size_t> delay_remaining_ GUARDED_BY(mu_);  // per instance; 0 once released
 
   OrderedDelivery ordered_;  // preserve_ordering
+  // iterative_sequence: the correlation ID given to a request without one (Triton counts from 1).
+  mutable std::atomic<uint64_t> next_auto_id_{1};
 };
 
 }  // namespace nereid

@@ -120,11 +120,13 @@ class SequenceBatchSchedulerTest : public ::testing::Test {
   }
 
   std::shared_ptr<Reply> Send(uint64_t id, float value, bool start = false, bool end = false,
-                              std::shared_ptr<const CancelToken> cancel = nullptr) {
+                              std::shared_ptr<const CancelToken> cancel = nullptr,
+                              uint64_t timeout_us = 0) {
     Parameters params;
     params.Set("sequence_id", id);
     if (start) params.Set("sequence_start", true);
     if (end) params.Set("sequence_end", true);
+    if (timeout_us != 0) params.Set("timeout", timeout_us);
     auto reply = std::make_shared<Reply>();
     SchedulerJob job = test_support::OneFloatJob(value, std::move(params), reply);
     job.request->cancel_token = std::move(cancel);
@@ -421,6 +423,126 @@ TEST_F(SequenceBatchSchedulerTest, BoundedBacklogRefusesWhenFull) {
   const auto s = stats_.Snapshot();
   EXPECT_EQ(s.fail_by_reason[static_cast<size_t>(FailureReason::kRejected)], 2u);
   EXPECT_EQ(s.fail_by_reason[static_cast<size_t>(FailureReason::kCanceled)], 1u);
+}
+
+// Triton: a request's `timeout` bounds the wait of its sequence in the backlog; the reaper answers
+// the whole backlogged sequence at once, while the slot holder keeps running.
+TEST_F(SequenceBatchSchedulerTest, BackloggedSequenceTimesOutWhileTheSlotIsBusy) {
+  options_.slots_per_instance = 1;
+  options_.idle_ns = 3'600'000'000'000;
+  Start();
+  EXPECT_EQ(Value(Send(1, 1, true, false, nullptr, 1000)), 1);  // a slot holder never times out
+  backend_.Close();
+  auto held = Send(1, 2);
+  backend_.WaitRunning(1);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto first = Send(2, 10, true, false, nullptr, 20'000);  // expires at +20 ms
+  auto second = Send(2, 11);                               // same backlogged sequence
+  auto patient = Send(3, 30, true, true);                  // no timeout
+  for (auto* r : {&first, &second}) {
+    ASSERT_EQ((*r)->future.wait_for(2s), std::future_status::ready);
+    auto result = (*r)->future.get();
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), StatusCode::kUnavailable);
+    EXPECT_EQ(result.status().message(), "timeout of the corresponding sequence has been expired");
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 20ms);
+  backend_.Open();
+  EXPECT_EQ(Value(held), 3);
+  auto forgotten = Send(2, 1)->future.get();  // the expired sequence is forgotten
+  ASSERT_FALSE(forgotten.ok());
+  EXPECT_EQ(forgotten.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Value(Send(1, 1, false, true)), 4);
+  EXPECT_EQ(Value(patient), 30);
+  const auto s = stats_.Snapshot();
+  EXPECT_EQ(s.fail_by_reason[static_cast<size_t>(FailureReason::kRejected)], 3u);
+  EXPECT_EQ(s.pending_requests, 0);
+}
+
+// TRITONSERVER_DELAY_SCHEDULER=N under Direct: nothing runs until N requests wait in slots, then
+// they run as one batch.
+TEST_F(SequenceBatchSchedulerTest, DelayCountMakesADirectBatchOfExactlyN) {
+  options_.delay_count = 3;
+  Start();
+  auto a = Send(1, 1, true);
+  auto b = Send(2, 2, true);
+  EXPECT_EQ(a->future.wait_for(50ms), std::future_status::timeout);
+  auto c = Send(3, 3, true);
+  EXPECT_EQ(Value(a), 1);
+  EXPECT_EQ(Value(b), 2);
+  EXPECT_EQ(Value(c), 3);
+  const auto ex = Executions();
+  ASSERT_EQ(ex.size(), 1u);
+  EXPECT_EQ(ex[0].size(), 3u);
+}
+
+// TRITONSERVER_BACKLOG_DELAY_SCHEDULER=M: Direct also waits for M backlogged requests.
+TEST_F(SequenceBatchSchedulerTest, BacklogDelayCountAlsoWaitsForTheBacklog) {
+  options_.slots_per_instance = 2;
+  options_.delay_count = 2;
+  options_.backlog_delay_count = 1;
+  Start();
+  auto a = Send(1, 1, true, true);
+  auto b = Send(2, 2, true, true);
+  EXPECT_EQ(a->future.wait_for(50ms), std::future_status::timeout);  // 2 in slots, 0 in backlog
+  auto c = Send(3, 3, true, true);
+  EXPECT_EQ(Value(a), 1);
+  EXPECT_EQ(Value(b), 2);
+  EXPECT_EQ(Value(c), 3);
+  const auto ex = Executions();
+  ASSERT_EQ(ex.size(), 2u);
+  EXPECT_EQ(ex[0].size(), 2u);
+}
+
+TEST_F(SequenceBatchSchedulerTest, DelayCountUnderOldestCountsCandidateSequences) {
+  options_.strategy = SequenceOptions::Strategy::kOldest;
+  options_.delay_count = 2;
+  Start();
+  auto a = Send(1, 1, true);
+  auto a2 = Send(1, 5);  // same sequence: still one candidate
+  EXPECT_EQ(a->future.wait_for(50ms), std::future_status::timeout);
+  auto b = Send(2, 2, true);
+  EXPECT_EQ(Value(a), 1);
+  EXPECT_EQ(Value(b), 2);
+  EXPECT_EQ(Value(a2), 6);
+  const auto ex = Executions();
+  ASSERT_EQ(ex.size(), 2u);
+  EXPECT_EQ(ex[0].size(), 2u);
+}
+
+TEST_F(SequenceBatchSchedulerTest, StopLetsTheDelayCountGo) {
+  options_.delay_count = 5;
+  Start();
+  auto a = Send(1, 1, true);
+  sched_->Stop();
+  EXPECT_EQ(Value(a), 1);
+}
+
+// iterative_sequence with a backend that never reschedules (Triton's IterativeSequencer): a
+// request without a correlation ID gets 1, 2, ... and START; each request ends its sequence.
+TEST_F(SequenceBatchSchedulerTest, IterativeSequenceMakesEachRequestASequenceOfItsOwn) {
+  options_.iterative = true;
+  Start();
+  EXPECT_EQ(Value(Send(0, 5)), 5);  // no ID: START, so the state restarts
+  EXPECT_EQ(Value(Send(0, 6)), 6);
+  EXPECT_EQ(Value(Send(9, 1, true)), 1);
+  auto again = Send(9, 2)->future.get();  // the sequence ended with its first request
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kInvalidArgument);
+  const auto ex = Executions();
+  ASSERT_EQ(ex.size(), 3u);
+  EXPECT_EQ(ex[0][0].corrid, 1u);
+  EXPECT_EQ(ex[0][0].start, 1);
+  EXPECT_EQ(ex[1][0].corrid, 2u);
+  EXPECT_EQ(ex[2][0].corrid, 9u);
+}
+
+TEST_F(SequenceBatchSchedulerTest, WithoutIterativeSequenceAnIdIsRequired) {
+  Start();
+  auto r = Send(0, 5)->future.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "inference request to model 'm' must specify a non-zero or non-empty correlation ID");
 }
 
 }  // namespace

@@ -117,6 +117,7 @@ StatusOr<SequenceOptions> SequenceOptions::FromConfig(const inference::ModelConf
   const auto& sb = config.sequence_batching();
   SequenceOptions o;
   o.max_batch_size = config.max_batch_size();
+  o.iterative = sb.iterative_sequence();
   if (sb.max_sequence_idle_microseconds() != 0) {
     o.idle_ns = MicrosToNanos(sb.max_sequence_idle_microseconds());
   }

@@ -54,12 +54,17 @@ struct SequenceOptions {
   size_t slots_per_instance = 1;  // direct: max(1, max_batch_size); oldest: candidate sequences
   std::vector<int64_t> preferred_batch_sizes;  // oldest
   bool preserve_ordering = false;              // oldest
+  bool iterative = false;                      // iterative_sequence
   std::optional<ControlSpec> start, end, ready;
   std::optional<CorridSpec> corrid;
   std::vector<StateSpec> states;
   // Requests that may wait in the backlog (of sequences without a slot); 0: unbounded. Not from
   // the configuration: --max-sequence-backlog-size (docs/adr/0010-sequence-backlog-bound.md).
   size_t max_backlog_size = 0;
+  // Test hooks, from the environment (scheduler_test_hooks.h): TRITONSERVER_DELAY_SCHEDULER and
+  // TRITONSERVER_BACKLOG_DELAY_SCHEDULER.
+  size_t delay_count = 0;
+  size_t backlog_delay_count = 0;
 
   // From a validated configuration with sequence_batching; reads initial_state data files,
   // which must be relative paths that stay inside `model_dir`/initial_state.

@@ -45,6 +45,19 @@ TEST(SequenceOptionsTest, ControlsAreEncodedPerKind) {
   EXPECT_EQ(o->corrid->data_type, DataType::kBytes);
 }
 
+TEST(SequenceOptionsTest, IterativeSequenceIsRead) {
+  TempDir dir;
+  auto o = SequenceOptions::FromConfig(
+      Parse(R"(name: "m" max_batch_size: 4 sequence_batching { iterative_sequence: true })"),
+      dir.path());
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_TRUE(o->iterative);
+  auto plain = SequenceOptions::FromConfig(
+      Parse(R"(name: "m" max_batch_size: 4 sequence_batching { })"), dir.path());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->iterative);
+}
+
 TEST(SequenceOptionsTest, OldestKnobs) {
   TempDir dir;
   auto o = SequenceOptions::FromConfig(Parse(R"(name: "m" max_batch_size: 8 sequence_batching {

@@ -16,6 +16,11 @@
 // Memory: Shrink() gives back the capacity of the backlog and of the sequence map after a burst
 // (std::deque and std::unordered_map keep theirs otherwise).
 //
+// A backlogged sequence may expire (Triton's request `timeout` under the sequence batcher): each
+// request queued while its sequence waits in the backlog with a timeout lowers the sequence's
+// expiry to its arrival + timeout; ExpireBacklog drops the sequences whose expiry has come, whole
+// (their next request needs START). A sequence in a slot never expires.
+//
 // A request of an unknown (or ended, or reaped) sequence must carry START; a START on a live
 // sequence restarts it in place (Triton's behaviour): the request queues behind the others and
 // the executor resets the state when it runs.
@@ -23,6 +28,7 @@
 // Thread-safety: none; the owner serialises every call (the scheduler's mutex).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -47,7 +53,8 @@ class SequenceTable {
     size_t slot = 0;
     uint64_t last_used_ns = 0;
     int executing = 0;
-    bool ended = false;  // END admitted: later requests need START
+    bool ended = false;      // END admitted: later requests need START
+    uint64_t expire_ns = 0;  // in the backlog: when it expires (0: never)
     State state{};
   };
   using SequencePtr = std::shared_ptr<Sequence>;
@@ -56,8 +63,10 @@ class SequenceTable {
       : slots_(instances, std::vector<SequencePtr>(slots_per_instance)), idle_ns_(idle_ns) {}
 
   // Queues `job` (moved from only on success). False: the sequence is unknown, ended or reaped
-  // and the request does not carry START.
-  bool Admit(const std::string& key, bool start, bool end, uint64_t now_ns, Job& job) {
+  // and the request does not carry START. `timeout_ns` (0: none) sets the sequence's expiry when
+  // the request waits in the backlog.
+  bool Admit(const std::string& key, bool start, bool end, uint64_t now_ns, Job& job,
+             uint64_t timeout_ns = 0) {
     auto it = live_.find(key);
     if (it == live_.end() || (it->second->ended && !start)) {
       if (!start) return false;
@@ -75,8 +84,36 @@ class SequenceTable {
     seq->last_used_ns = now_ns;
     seq->pending.emplace_back(end, std::move(job));
     ++queued_;
-    if (seq->instance < 0) ++backlog_queued_;
+    if (seq->instance < 0) {
+      ++backlog_queued_;
+      if (timeout_ns != 0) {
+        const uint64_t at = SaturatingAdd(now_ns, timeout_ns);
+        seq->expire_ns = seq->expire_ns == 0 ? at : std::min(seq->expire_ns, at);
+      }
+    }
     return true;
+  }
+
+  // True when the sequence of `key` is live and waits in the backlog.
+  bool InBacklog(const std::string& key) const {
+    auto it = live_.find(key);
+    return it != live_.end() && it->second->instance < 0;
+  }
+
+  // When ExpireBacklog next has something to do (0: no backlogged sequence has an expiry).
+  uint64_t NextExpiryNs() const {
+    uint64_t next = 0;
+    for (const SequencePtr& s : backlog_) {
+      if (s->expire_ns != 0 && (next == 0 || s->expire_ns < next)) next = s->expire_ns;
+    }
+    return next;
+  }
+
+  // Drops every backlogged sequence whose expiry is at or before `now_ns`, appending their jobs
+  // (oldest first) to `*jobs`. Returns how many sequences expired.
+  size_t ExpireBacklog(uint64_t now_ns, std::vector<Job>* jobs) {
+    return RemoveBacklogged(
+        [now_ns](const Sequence& s) { return s.expire_ns != 0 && s.expire_ns <= now_ns; }, jobs);
   }
 
   // True when a request of `key` would wait in the backlog: its sequence is backlogged, or it
@@ -173,21 +210,11 @@ class SequenceTable {
   // appending their jobs to `*jobs`. Returns how many sequences were dropped.
   template <typename Pred>
   size_t DropBacklogged(Pred cancelled, std::vector<Job>* jobs) {
-    std::deque<SequencePtr> kept;
-    size_t dropped = 0;
-    for (SequencePtr& seq : backlog_) {
-      if (seq->pending.empty() || !cancelled(seq->pending.front().second)) {
-        kept.push_back(std::move(seq));
-        continue;
-      }
-      backlog_queued_ -= seq->pending.size();
-      TakeAll(*seq, jobs);
-      auto it = live_.find(seq->key);
-      if (it != live_.end() && it->second == seq) live_.erase(it);
-      ++dropped;
-    }
-    backlog_.swap(kept);
-    return dropped;
+    return RemoveBacklogged(
+        [&](const Sequence& s) {
+          return !s.pending.empty() && cancelled(s.pending.front().second);
+        },
+        jobs);
   }
 
   // Gives back the memory of containers that grew for a burst and have since emptied out.
@@ -200,6 +227,26 @@ class SequenceTable {
 
  private:
   static constexpr size_t kMinBuckets = 64;
+
+  // Removes the backlogged sequences for which `drop(const Sequence&)` holds, forgetting them.
+  template <typename Pred>
+  size_t RemoveBacklogged(Pred drop, std::vector<Job>* jobs) {
+    std::deque<SequencePtr> kept;
+    size_t dropped = 0;
+    for (SequencePtr& seq : backlog_) {
+      if (!drop(*seq)) {
+        kept.push_back(std::move(seq));
+        continue;
+      }
+      backlog_queued_ -= seq->pending.size();
+      TakeAll(*seq, jobs);
+      auto it = live_.find(seq->key);
+      if (it != live_.end() && it->second == seq) live_.erase(it);
+      ++dropped;
+    }
+    backlog_.swap(kept);
+    return dropped;
+  }
 
   void TakeAll(Sequence& seq, std::vector<Job>* jobs) {
     for (auto& [end, job] : seq.pending) jobs->push_back(std::move(job));

@@ -177,6 +177,47 @@ TEST(SequenceTableTest, DropFreesTheSlotAndDropBackloggedKeepsTheOthers) {
 }
 
 // After a burst the sequence map's buckets are given back (the backlog deque likewise).
+TEST(SequenceTableTest, BackloggedSequenceExpiresWholeAtItsEarliestTimeout) {
+  Table t(1, 1, kIdle);
+  int v = 1;
+  ASSERT_TRUE(t.Admit("a", true, false, 0, v, 50));  // owns the slot: its timeout never counts
+  v = 2;
+  ASSERT_TRUE(t.Admit("b", true, false, 10, v, 100));  // backlog, expires at 110
+  v = 3;
+  ASSERT_TRUE(t.Admit("b", false, false, 20, v, 60));  // lowers it to 80
+  v = 4;
+  ASSERT_TRUE(t.Admit("c", true, false, 20, v));  // backlog, no timeout
+  EXPECT_TRUE(t.InBacklog("b"));
+  EXPECT_FALSE(t.InBacklog("a"));
+  EXPECT_EQ(t.NextExpiryNs(), 80u);
+  std::vector<int> jobs;
+  EXPECT_EQ(t.ExpireBacklog(79, &jobs), 0u);
+  EXPECT_EQ(t.ExpireBacklog(80, &jobs), 1u);
+  EXPECT_EQ(jobs, (std::vector<int>{2, 3}));
+  EXPECT_EQ(t.queued(), 2u);
+  EXPECT_EQ(t.backlog_queued(), 1u);
+  EXPECT_EQ(t.NextExpiryNs(), 0u);
+  v = 5;
+  EXPECT_FALSE(t.Admit("b", false, false, 90, v));  // forgotten: the next request needs START
+  // The slot holder outlives its own timeout; "c" is next in the backlog.
+  EXPECT_EQ(TakeAt(t, 0, 0, 100), 1);
+  EXPECT_EQ(t.ExpireBacklog(1000, &jobs), 0u);
+}
+
+TEST(SequenceTableTest, PromotedSequenceNoLongerExpires) {
+  Table t(1, 1, kIdle);
+  int v = 1;
+  ASSERT_TRUE(t.Admit("a", true, true, 0, v));
+  v = 2;
+  ASSERT_TRUE(t.Admit("b", true, false, 0, v, 100));
+  EXPECT_EQ(TakeAt(t, 0, 0, 10), 1);  // END frees the slot for "b"
+  EXPECT_FALSE(t.InBacklog("b"));
+  EXPECT_EQ(t.NextExpiryNs(), 0u);
+  std::vector<int> jobs;
+  EXPECT_EQ(t.ExpireBacklog(1000, &jobs), 0u);
+  EXPECT_EQ(TakeAt(t, 0, 0, 1000), 2);
+}
+
 TEST(SequenceTableTest, ShrinkGivesBackTheMemoryOfABurst) {
   Table t(1, 1, kIdle);
   ASSERT_TRUE(Admit(t, "holder", true, false, 0, 1));
