@@ -183,12 +183,14 @@ TEST_F(HttpServerLimitsTest, StalledBodyIs408) {
 
 TEST_F(HttpServerLimitsTest, BodyThatKeepsFlowingOutlivesTheReadTimeout) {
   HttpServerOptions o;
-  o.read_timeout = milliseconds(300);
+  // Gaps of 250 ms against a 1 s timeout: 6 x 250 ms is longer than the timeout in total, and a
+  // loaded machine (CI, parallel builds) can stall either side for 700 ms without failing it.
+  o.read_timeout = milliseconds(1000);
   StartServer(o);
   Client c(server_->port());
   c.Send("POST /drip HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\n");
-  for (char ch : std::string("abcdef")) {  // 6 x 100 ms: longer than the timeout in total
-    std::this_thread::sleep_for(milliseconds(100));
+  for (char ch : std::string("abcdef")) {
+    std::this_thread::sleep_for(milliseconds(250));
     c.Send(std::string(1, ch));
   }
   Reply r = c.Read();
