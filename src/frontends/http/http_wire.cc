@@ -1,10 +1,24 @@
 #include "frontends/http/http_wire.h"
 
+#include <vector>
+
 namespace nereid {
 namespace {
 
 bool SafeHeaderText(std::string_view s) {
   return s.find_first_of("\r\n") == std::string_view::npos;
+}
+
+std::string_view TrimOws(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The last comma-separated coding of a Transfer-Encoding value ("gzip, chunked" -> "chunked").
+std::string_view LastCoding(std::string_view value) {
+  const size_t comma = value.rfind(',');
+  return TrimOws(comma == std::string_view::npos ? value : value.substr(comma + 1));
 }
 
 }  // namespace
@@ -65,6 +79,67 @@ void WriteResponseHead(const HttpResponse& response, bool close, unsigned reques
     h.append("Connection: keep-alive\r\n");
   }
   h.append("\r\n");
+}
+
+std::string BodyTooLargeText(const std::string* inference_header_length,
+                             std::optional<uint64_t> size, uint64_t limit) {
+  std::string what = "Request JSON size";
+  if (inference_header_length != nullptr) {
+    what = TrimOws(*inference_header_length) == "0" ? "Raw request size" : "Request size";
+  }
+  const std::string amount =
+      size ? std::to_string(*size) + " bytes" : "more than " + std::to_string(limit) + " bytes";
+  return what + " of " + amount + " exceeds the maximum allowed value of " + std::to_string(limit) +
+         " bytes. Use --http-max-input-size to increase the limit.";
+}
+
+std::string TooManyChunksText(uint64_t max_chunks) {
+  return "Chunked request body exceeds maximum of " + std::to_string(max_chunks) +
+         " non-empty chunks. Send fewer or larger HTTP chunks.";
+}
+
+std::optional<size_t> HeaderBlockEnd(std::string_view data) {
+  size_t start = 0;
+  while (data.substr(start, 2) == "\r\n") start += 2;
+  const size_t end = data.find("\r\n\r\n", start);
+  if (end == std::string_view::npos) return std::nullopt;
+  return end + 4;
+}
+
+std::optional<std::string> DropContentLengthWhenChunked(std::string_view head) {
+  std::vector<std::string_view> lines;
+  size_t pos = 0;
+  while (pos < head.size()) {
+    size_t eol = head.find("\r\n", pos);
+    if (eol == std::string_view::npos) eol = head.size();
+    lines.push_back(head.substr(pos, eol - pos));
+    pos = eol + 2;
+  }
+  bool chunked = false;
+  bool content_length = false;
+  for (size_t i = 1; i < lines.size(); ++i) {  // lines[0] is the request line
+    const size_t colon = lines[i].find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view name = lines[i].substr(0, colon);
+    if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
+      chunked = EqualsIgnoreCase(LastCoding(lines[i].substr(colon + 1)), "chunked");
+    } else if (EqualsIgnoreCase(name, "Content-Length")) {
+      content_length = true;
+    }
+  }
+  if (!chunked || !content_length) return std::nullopt;
+  std::string out;
+  out.reserve(head.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const size_t colon = lines[i].find(':');
+    if (i > 0 && colon != std::string_view::npos &&
+        EqualsIgnoreCase(lines[i].substr(0, colon), "Content-Length")) {
+      continue;
+    }
+    out.append(lines[i]).append("\r\n");
+  }
+  // `head` ends with the blank line, which the loop above kept as an empty line.
+  return out;
 }
 
 std::string HostFromAddress(std::string_view address) {

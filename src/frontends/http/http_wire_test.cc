@@ -36,5 +36,44 @@ TEST(HttpWireTest, TritonAddressForms) {
   EXPECT_EQ(HostFromAddress("localhost"), "localhost");
 }
 
+TEST(HttpWireTest, BodyTooLargeTextsAreTritons) {
+  EXPECT_EQ(BodyTooLargeText(nullptr, 1001, 1000),
+            "Request JSON size of 1001 bytes exceeds the maximum allowed value of 1000 bytes. "
+            "Use --http-max-input-size to increase the limit.");
+  const std::string raw = "0", binary = "57";
+  EXPECT_EQ(BodyTooLargeText(&raw, 2000, 1000),
+            "Raw request size of 2000 bytes exceeds the maximum allowed value of 1000 bytes. "
+            "Use --http-max-input-size to increase the limit.");
+  EXPECT_EQ(BodyTooLargeText(&binary, std::nullopt, 1000),
+            "Request size of more than 1000 bytes exceeds the maximum allowed value of 1000 "
+            "bytes. Use --http-max-input-size to increase the limit.");
+  EXPECT_EQ(TooManyChunksText(65536),
+            "Chunked request body exceeds maximum of 65536 non-empty chunks. Send fewer or larger "
+            "HTTP chunks.");
+}
+
+TEST(HttpWireTest, HeaderBlockEnd) {
+  EXPECT_EQ(HeaderBlockEnd("GET / HTTP/1.1\r\nHost: x\r\n\r\nbody"), 27u);
+  EXPECT_EQ(HeaderBlockEnd("\r\n\r\nGET / HTTP/1.1\r\n\r\n"), 22u);
+  EXPECT_EQ(HeaderBlockEnd("GET / HTTP/1.1\r\nHost: x\r\n"), std::nullopt);
+}
+
+TEST(HttpWireTest, ChunkedWinsOverContentLength) {
+  const std::string both =
+      "POST /i HTTP/1.1\r\nHost: x\r\ncontent-length: 5\r\nTransfer-Encoding: gzip, "
+      "Chunked\r\nContent-Length: 7\r\n\r\n";
+  EXPECT_EQ(DropContentLengthWhenChunked(both),
+            "POST /i HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n");
+  // Nothing to do without both fields, or when chunked is not the final coding (the parser
+  // refuses that request itself).
+  EXPECT_EQ(DropContentLengthWhenChunked("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n"),
+            std::nullopt);
+  EXPECT_EQ(DropContentLengthWhenChunked("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            std::nullopt);
+  EXPECT_EQ(DropContentLengthWhenChunked(
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\nContent-Length: 5\r\n\r\n"),
+            std::nullopt);
+}
+
 }  // namespace
 }  // namespace nereid
