@@ -180,7 +180,8 @@ def test_duplicate_input_names(examples_server):
 
 def test_duplicate_output_names(examples_server):
     body = json.dumps(simple_body(outputs=[{"name": "OUTPUT0"}, {"name": "OUTPUT0"}]))
-    assert_error(post(examples_server, body), status=400)
+    assert_error(post(examples_server, body), status=400,
+                 contains="output 'OUTPUT0' already exists in request")
 
 
 def test_unknown_output_name(examples_server):

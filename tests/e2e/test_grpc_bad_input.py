@@ -121,7 +121,9 @@ def test_missing_and_unknown_inputs_and_outputs(server):
     req = identity(outputs=["NOPE"])
     assert infer_error(server, req).code() == grpc.StatusCode.INVALID_ARGUMENT
     req = identity(outputs=["OUTPUT0", "OUTPUT0"])
-    assert infer_error(server, req).code() == grpc.StatusCode.INVALID_ARGUMENT
+    err = infer_error(server, req)
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert err.details() == "output 'OUTPUT0' already exists in request"
 
 
 def test_reserved_and_empty_parameters(server):

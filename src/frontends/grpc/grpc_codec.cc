@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "common/error_text.h"
+#include "core/request/name_set.h"
 #include "core/request/request_limits.h"
 #include "core/tensor/bytes_tensor.h"
 #include "grpc_service.pb.h"
@@ -277,12 +278,22 @@ StatusOr<std::unique_ptr<InferenceRequest>> DecodeUnguarded(
           "be specified.");
     }
   }
+  // Repeated names fail as Triton's TRITONSERVER_InferenceRequestAdd*Input/RequestedOutput do.
+  NameSet input_names;
   request->inputs.reserve(m.inputs_size());
   for (int i = 0; i < m.inputs_size(); ++i) {
+    if (!input_names.Insert(m.inputs(i).name())) {
+      return InvalidArgument("input '" + ClientText(m.inputs(i).name()) +
+                             "' already exists in request");
+    }
     NEREID_RETURN_IF_ERROR(DecodeInput(m, i, request.get()));
   }
+  NameSet output_names;
   request->outputs.reserve(m.outputs_size());
   for (const auto& o : m.outputs()) {
+    if (!output_names.Insert(o.name())) {
+      return InvalidArgument("output '" + ClientText(o.name()) + "' already exists in request");
+    }
     RequestedOutput out;
     out.name = o.name();
     NEREID_RETURN_IF_ERROR(ParametersFromProto(o.parameters(), kMaxTensorParameters,
