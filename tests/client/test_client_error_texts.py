@@ -105,6 +105,37 @@ def test_grpc_raw_and_typed_contents(server):
         "model 'identity_fp32'")
 
 
+def test_grpc_typed_contents_of_another_type(server):
+    c = grpcclient.InferenceServerClient(server.target())
+    i = grpcclient.InferInput("INPUT0", [1, 2], "FP32")
+    i._get_tensor().contents.int_contents.extend([1, 2])
+    assert message(lambda: c.infer("identity_fp32", [i])) == (
+        "unexpected explicit tensor data for input tensor 'INPUT0' for model 'identity_fp32' of "
+        "type 'INT32', expected datatype 'FP32'")
+
+
+def test_negative_shape_and_bad_sequence_id(server):
+    # Both asserted by Triton's QA (L0_http test_negative_dimensions) or read as TritonJson does.
+    c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    msg = message(lambda: c.infer("identity_fp32", [fp32_input(httpclient, [1, 2], [2, -5])]))
+    assert msg == ("Unable to parse 'shape': attempt to access JSON non-unsigned-integer as "
+                   "unsigned-integer")
+    msg = message(lambda: c.infer("identity_fp32", [fp32_input(httpclient, [1, 2])],
+                                  sequence_id=-3))
+    assert msg == "Unable to parse 'sequence_id': attempt to access JSON non-string as string"
+
+
+def test_json_nesting_depth(server):
+    c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    data = "1.0"
+    for _ in range(120):
+        data = f"[{data}]"
+    body = ('{"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,1],"data":' + data + '}]}')
+    r = c._post("v2/models/identity_fp32/infer", body, None, None)
+    msg = message(lambda: httpclient._utils._raise_if_error(r))
+    assert msg == "JSON nesting depth exceeds maximum allowed limit (100)"
+
+
 def test_bytes_raw_binary_input_needs_shape_1(server):
     # A raw binary request (Inference-Header-Content-Length: 0) through the client's own POST and
     # error parsing; its infer() always sends a JSON header.

@@ -146,7 +146,9 @@ TEST(GrpcCodec, RejectsUnknownDatatypeAndWrongContentsField) {
   AddInput(m.get(), "a", "FP32", {1})->mutable_contents()->add_int_contents(1);
   auto r = DecodeModelInferRequest(m);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(), HasSubstr("expected 'fp32_contents'"));
+  EXPECT_EQ(r.status().message(),
+            "unexpected explicit tensor data for input tensor 'a' for model 'm' of type 'INT32', "
+            "expected datatype 'FP32'");
   m = Message();
   AddInput(m.get(), "a", "FP16", {1})->mutable_contents()->add_fp32_contents(1);
   EXPECT_THAT(DecodeModelInferRequest(m).status().message(), HasSubstr("raw_input_contents"));

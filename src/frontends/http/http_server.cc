@@ -243,7 +243,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void ReadSome();
   void OnRead(beast::error_code ec, size_t bytes);
   void Parse();
-  void CheckFraming();
+  size_t PrepareHeader();
   bool OnHeaderDone();
   void OnMessage();
   void OnReadError(beast::error_code ec);
@@ -270,7 +270,7 @@ class Session : public std::enable_shared_from_this<Session> {
   uint64_t chunks_ = 0;
   bool chunk_limit_hit_ = false;
   bool header_done_ = false;       // the current parser has its whole header
-  bool framing_checked_ = false;   // the current header went through DropContentLengthWhenChunked
+  bool framing_checked_ = false;   // the complete header went through PrepareHeader's check
   bool framing_conflict_ = false;  // it had both Transfer-Encoding: chunked and Content-Length
   uint64_t next_seq_ = 0;          // sequence number of the next request read
   uint64_t write_seq_ = 0;         // sequence number of pending_.front()
@@ -461,11 +461,12 @@ void Session::OnRead(beast::error_code ec, size_t bytes) {
 
 void Session::Parse() {
   while (!parser_->is_done() && buffer_.size() > 0) {
-    if (!header_done_ && !framing_checked_) CheckFraming();
+    const size_t visible = header_done_ ? buffer_.size() : PrepareHeader();
+    if (visible == 0) break;  // the parser waits until the header holds its framing fields
     beast::error_code ec;
     size_t used = 0;
     try {
-      used = parser_->put(buffer_.data(), ec);
+      used = parser_->put(net::buffer(buffer_.data().data(), visible), ec);
     } catch (const std::exception& e) {
       LOG_VERBOSE(1, "HTTP request refused: the parser threw: {}", e.what());
       return FailRead(400, "malformed HTTP request: a header or trailer field is too large");
@@ -485,18 +486,21 @@ void Session::Parse() {
   ReadSome();
 }
 
-// RFC 9112 §6.3, before Beast sees the header (it refuses a request carrying both fields): once
-// the whole header block is buffered, a Content-Length beside "Transfer-Encoding: chunked" is
-// dropped so the body is read as chunked, and the connection is closed after the reply, so no
-// byte after that body can be taken for another request (request smuggling).
-void Session::CheckFraming() {
-  const auto* data = static_cast<const char*>(buffer_.data().data());
-  const std::string_view pending(data, buffer_.size());
-  const std::optional<size_t> end = HeaderBlockEnd(pending);
-  if (!end) return;  // Beast parses nothing before the header block is complete either
+// RFC 9112 §6.3, around Beast (which refuses a request carrying both fields, and parses header
+// fields as they arrive): until the header block is complete Beast sees only the lines before
+// its first Content-Length or Transfer-Encoding field; then a Content-Length beside
+// "Transfer-Encoding: chunked" is dropped so the body is read as chunked, and the connection
+// closes after the reply, so no byte after that body can pass for another request. Returns how
+// many buffered bytes Beast may parse now.
+size_t Session::PrepareHeader() {
+  const bool at_start = !parser_->got_some();
+  const std::string_view pending(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+  const std::optional<size_t> end = HeaderBlockEnd(pending, at_start);
+  if (!end) return FramingSafePrefix(pending, at_start);
+  if (framing_checked_) return buffer_.size();
   framing_checked_ = true;
-  std::optional<std::string> head = DropContentLengthWhenChunked(pending.substr(0, *end));
-  if (!head) return;
+  std::optional<std::string> head = DropContentLengthWhenChunked(pending.substr(0, *end), at_start);
+  if (!head) return buffer_.size();
   framing_conflict_ = true;
   std::string rest(pending.substr(*end));
   buffer_.consume(buffer_.size());
@@ -504,6 +508,7 @@ void Session::CheckFraming() {
   std::memcpy(room.data(), head->data(), head->size());
   std::memcpy(static_cast<char*>(room.data()) + head->size(), rest.data(), rest.size());
   buffer_.commit(head->size() + rest.size());
+  return buffer_.size();
 }
 
 // Answers "Expect: 100-continue" when nothing else is being written (so the interim response

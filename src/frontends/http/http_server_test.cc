@@ -194,6 +194,14 @@ TEST_F(HttpServerTest, ChunkedWithContentLengthIsReadAsChunkedThenClosed) {
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "POST /d ok");
   EXPECT_TRUE(slow.ClosedByServer());
+  Client split(server_->port());  // Content-Length first, Transfer-Encoding in the next packet
+  split.Send("POST /s HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  split.Send("Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+  r = split.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "POST /s abc");
+  EXPECT_TRUE(split.ClosedByServer());
   // Keep-alive framing of ordinary requests is unchanged.
   Client keep(server_->port());
   keep.Send(Post("/e", "1") + Post("/f", "2"));

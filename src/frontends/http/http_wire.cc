@@ -21,6 +21,23 @@ std::string_view LastCoding(std::string_view value) {
   return TrimOws(comma == std::string_view::npos ? value : value.substr(comma + 1));
 }
 
+// Skips the empty lines a parser ignores before a request line.
+size_t SkipEmptyLines(std::string_view pending, bool at_start) {
+  size_t start = 0;
+  while (at_start && pending.substr(start, 2) == "\r\n") start += 2;
+  return start;
+}
+
+// The field name of a header line ("" when it has no colon).
+std::string_view FieldName(std::string_view line) {
+  const size_t colon = line.find(':');
+  return colon == std::string_view::npos ? std::string_view() : line.substr(0, colon);
+}
+
+bool IsFramingField(std::string_view name) {
+  return EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding");
+}
+
 }  // namespace
 
 std::string_view ReasonPhrase(int status) {
@@ -98,47 +115,53 @@ std::string TooManyChunksText(uint64_t max_chunks) {
          " non-empty chunks. Send fewer or larger HTTP chunks.";
 }
 
-std::optional<size_t> HeaderBlockEnd(std::string_view data) {
-  size_t start = 0;
-  while (data.substr(start, 2) == "\r\n") start += 2;
-  const size_t end = data.find("\r\n\r\n", start);
+std::optional<size_t> HeaderBlockEnd(std::string_view pending, bool at_start) {
+  const size_t start = SkipEmptyLines(pending, at_start);
+  if (!at_start && pending.substr(0, 2) == "\r\n") return 2;  // only the blank line is left
+  const size_t end = pending.find("\r\n\r\n", start);
   if (end == std::string_view::npos) return std::nullopt;
   return end + 4;
 }
 
-std::optional<std::string> DropContentLengthWhenChunked(std::string_view head) {
-  std::vector<std::string_view> lines;
-  size_t pos = 0;
-  while (pos < head.size()) {
+size_t FramingSafePrefix(std::string_view pending, bool at_start) {
+  size_t pos = SkipEmptyLines(pending, at_start);
+  bool request_line = at_start;
+  while (true) {
+    const size_t eol = pending.find("\r\n", pos);
+    if (eol == std::string_view::npos) return pending.size();  // a partial line is not parsed
+    if (!request_line && IsFramingField(FieldName(pending.substr(pos, eol - pos)))) return pos;
+    request_line = false;
+    pos = eol + 2;
+  }
+}
+
+std::optional<std::string> DropContentLengthWhenChunked(std::string_view head, bool at_start) {
+  const size_t start = SkipEmptyLines(head, at_start);
+  std::vector<std::string_view> lines;  // the blank line that ends `head` is the last one
+  for (size_t pos = start; pos < head.size();) {
     size_t eol = head.find("\r\n", pos);
     if (eol == std::string_view::npos) eol = head.size();
     lines.push_back(head.substr(pos, eol - pos));
     pos = eol + 2;
   }
+  const size_t first_field = at_start ? 1 : 0;
   bool chunked = false;
   bool content_length = false;
-  for (size_t i = 1; i < lines.size(); ++i) {  // lines[0] is the request line
-    const size_t colon = lines[i].find(':');
-    if (colon == std::string_view::npos) continue;
-    const std::string_view name = lines[i].substr(0, colon);
+  for (size_t i = first_field; i < lines.size(); ++i) {
+    const std::string_view name = FieldName(lines[i]);
     if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
-      chunked = EqualsIgnoreCase(LastCoding(lines[i].substr(colon + 1)), "chunked");
+      chunked = EqualsIgnoreCase(LastCoding(lines[i].substr(name.size() + 1)), "chunked");
     } else if (EqualsIgnoreCase(name, "Content-Length")) {
       content_length = true;
     }
   }
   if (!chunked || !content_length) return std::nullopt;
-  std::string out;
+  std::string out(head.substr(0, start));
   out.reserve(head.size());
   for (size_t i = 0; i < lines.size(); ++i) {
-    const size_t colon = lines[i].find(':');
-    if (i > 0 && colon != std::string_view::npos &&
-        EqualsIgnoreCase(lines[i].substr(0, colon), "Content-Length")) {
-      continue;
-    }
+    if (i >= first_field && EqualsIgnoreCase(FieldName(lines[i]), "Content-Length")) continue;
     out.append(lines[i]).append("\r\n");
   }
-  // `head` ends with the blank line, which the loop above kept as an empty line.
   return out;
 }
 

@@ -35,16 +35,26 @@ std::string BodyTooLargeText(const std::string* inference_header_length,
 // Triton's text for a chunked body of more than `max_chunks` non-empty chunks.
 std::string TooManyChunksText(uint64_t max_chunks);
 
-// RFC 9112 §6.3: a request whose Transfer-Encoding ends in "chunked" and that also carries
-// Content-Length is read as chunked, its Content-Length ignored. `head` is a request's header
-// block through the blank line that ends it. Returns `head` without its Content-Length fields
-// when that rule applies, nullopt otherwise (no Transfer-Encoding, no Content-Length, or a
-// Transfer-Encoding whose last coding is not chunked, which the parser refuses itself).
-std::optional<std::string> DropContentLengthWhenChunked(std::string_view head);
+// RFC 9112 §6.3 support for a parser that refuses a request carrying both Transfer-Encoding and
+// Content-Length (Beast's): such a request is to be read as chunked when its Transfer-Encoding
+// ends in "chunked", its Content-Length ignored. The parser sees the header in pieces, so the
+// server feeds it only what these functions allow.
+//
+// `pending` is what the parser has not consumed of the current request's header (and what
+// follows it); `at_start` is true when the parser has consumed none of it, so that its first
+// line is the request line (empty lines before it are skipped, as the parser does).
 
-// Where the header block at the start of `data` ends (the offset just past its blank line), or
-// nullopt when it is not complete yet. Empty lines before the request line are skipped, as the
-// parser does.
-std::optional<size_t> HeaderBlockEnd(std::string_view data);
+// Where the header block in `pending` ends (just past its blank line); nullopt when incomplete.
+std::optional<size_t> HeaderBlockEnd(std::string_view pending, bool at_start);
+
+// How many bytes of an incomplete header the parser may see now: the whole lines before the
+// first Content-Length or Transfer-Encoding field, so that both fields are still unparsed when
+// the block is complete; all of `pending` when no such field has arrived yet.
+size_t FramingSafePrefix(std::string_view pending, bool at_start);
+
+// `head` (a complete header block as HeaderBlockEnd delimits it) without its Content-Length
+// fields when it also has a Transfer-Encoding whose last coding is chunked; nullopt otherwise
+// (nothing to do, or a non-chunked Transfer-Encoding, which the parser refuses itself).
+std::optional<std::string> DropContentLengthWhenChunked(std::string_view head, bool at_start);
 
 }  // namespace nereid
