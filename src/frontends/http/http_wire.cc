@@ -1,7 +1,5 @@
 #include "frontends/http/http_wire.h"
 
-#include <vector>
-
 namespace nereid {
 namespace {
 
@@ -136,32 +134,37 @@ size_t FramingSafePrefix(std::string_view pending, bool at_start) {
 }
 
 std::optional<std::string> DropContentLengthWhenChunked(std::string_view head, bool at_start) {
+  // Every request passes here once: one scan without allocating, a copy only for the rare
+  // request that has both fields.
   const size_t start = SkipEmptyLines(head, at_start);
-  std::vector<std::string_view> lines;  // the blank line that ends `head` is the last one
-  for (size_t pos = start; pos < head.size();) {
-    size_t eol = head.find("\r\n", pos);
-    if (eol == std::string_view::npos) eol = head.size();
-    lines.push_back(head.substr(pos, eol - pos));
-    pos = eol + 2;
-  }
-  const size_t first_field = at_start ? 1 : 0;
+  auto for_each_line = [&](auto&& fn) {
+    bool first = at_start;
+    for (size_t pos = start; pos < head.size();) {
+      size_t eol = head.find("\r\n", pos);
+      if (eol == std::string_view::npos) eol = head.size();
+      fn(head.substr(pos, eol - pos), first);
+      first = false;
+      pos = eol + 2;
+    }
+  };
   bool chunked = false;
   bool content_length = false;
-  for (size_t i = first_field; i < lines.size(); ++i) {
-    const std::string_view name = FieldName(lines[i]);
+  for_each_line([&](std::string_view line, bool request_line) {
+    const std::string_view name = request_line ? std::string_view() : FieldName(line);
     if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
-      chunked = EqualsIgnoreCase(LastCoding(lines[i].substr(name.size() + 1)), "chunked");
+      chunked = EqualsIgnoreCase(LastCoding(line.substr(name.size() + 1)), "chunked");
     } else if (EqualsIgnoreCase(name, "Content-Length")) {
       content_length = true;
     }
-  }
+  });
   if (!chunked || !content_length) return std::nullopt;
   std::string out(head.substr(0, start));
   out.reserve(head.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i >= first_field && EqualsIgnoreCase(FieldName(lines[i]), "Content-Length")) continue;
-    out.append(lines[i]).append("\r\n");
-  }
+  for_each_line([&](std::string_view line, bool request_line) {
+    if (request_line || !EqualsIgnoreCase(FieldName(line), "Content-Length")) {
+      out.append(line).append("\r\n");  // the last line is the empty one ending the header
+    }
+  });
   return out;
 }
 
