@@ -212,6 +212,9 @@ def main():
         "fuzz_load_override": load_bodies(),
         "fuzz_grpc_infer": grpc_messages(),
         "fuzz_settings": settings(),
+        "fuzz_http_framing": [r for r in http_requests() if b"Transfer-Encoding" in r]
+        + [b"Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+           b"\r\n\r\nGET / HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\ncontent-length: 1\r\n\r\n"],
     }
     for target, seeds in corpora.items():
         d = os.path.join(out, target)
