@@ -94,6 +94,10 @@ def http_requests():
                     ["Content-Encoding: deflate"]))
     out.append(("POST /v2/models/identity_fp32/infer HTTP/1.1\r\nHost: x\r\n"
                 "Transfer-Encoding: chunked\r\n\r\n").encode() + chunked(body))
+    # RFC 9112 §6.3: Content-Length beside chunked is dropped, the connection closes after.
+    out.append(("POST /v2/models/identity_fp32/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n").encode() + chunked(body)
+               + http("GET", "/v2/health/live"))
     for header, tail in binary_requests():
         model = "identity_fp32" if b"FP32" in header else "identity_bytes"
         out.append(http("POST", f"/v2/models/{model}/infer", header + tail,
@@ -214,6 +218,9 @@ def main():
         "fuzz_load_override": load_bodies(),
         "fuzz_grpc_infer": grpc_messages(),
         "fuzz_settings": settings(),
+        "fuzz_http_framing": [r for r in http_requests() if b"Transfer-Encoding" in r]
+        + [b"Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+           b"\r\n\r\nGET / HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\ncontent-length: 1\r\n\r\n"],
     }
     for target, seeds in corpora.items():
         d = os.path.join(out, target)

@@ -180,7 +180,8 @@ def test_duplicate_input_names(examples_server):
 
 def test_duplicate_output_names(examples_server):
     body = json.dumps(simple_body(outputs=[{"name": "OUTPUT0"}, {"name": "OUTPUT0"}]))
-    assert_error(post(examples_server, body), status=400)
+    assert_error(post(examples_server, body), status=400,
+                 contains="output 'OUTPUT0' already exists in request")
 
 
 def test_unknown_output_name(examples_server):
@@ -289,7 +290,9 @@ def test_raw_binary_with_wrong_element_size(examples_server):
 def test_body_over_max_input_size(small_server):
     pad = "x" * (2 * SMALL_LIMIT)
     body = GOOD[:-1] + ', "parameters": {"pad": "' + pad + '"}}'
-    assert_4xx_error(post(small_server, body))
+    assert_error(post(small_server, body), 400,
+                 f"Request JSON size of {len(body)} bytes exceeds the maximum allowed value of "
+                 f"{SMALL_LIMIT} bytes. Use --http-max-input-size to increase the limit.")
     assert small_server.alive()
 
 
@@ -298,7 +301,8 @@ def test_gzip_body_inflating_past_max_input_size(small_server):
     small = gzip.compress((GOOD[:-1] + ', "parameters": {"pad": "' + pad + '"}}').encode())
     assert len(small) < SMALL_LIMIT
     r = post(small_server, small, {"Content-Type": "application/json", "Content-Encoding": "gzip"})
-    assert_4xx_error(r)
+    assert_error(r, 400, f"Decompressed request size exceeds the maximum allowed value of "
+                 f"{SMALL_LIMIT} bytes. Use --http-max-input-size to increase the limit.")
     assert small_server.alive()
 
 

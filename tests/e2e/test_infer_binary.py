@@ -60,11 +60,13 @@ def test_binary_data_output_parameter_makes_every_output_binary(examples_server)
     np.testing.assert_array_equal(values["OUTPUT1"], A - B)
 
 
-def test_per_output_false_overrides_binary_data_output(examples_server):
+def test_binary_data_output_is_only_the_default_for_unlisted_outputs(examples_server):
+    # Triton: a listed output is binary only when its own binary_data says so; OUTPUT1, listed
+    # without it, is JSON although the request sets binary_data_output.
     r = examples_server.infer("simple", simple_inputs(A, B), parameters={"binary_data_output": True},
-                              outputs=[("OUTPUT0", False), ("OUTPUT1", None)])
+                              outputs=[("OUTPUT0", True), ("OUTPUT1", None)])
     _, values, binary = parse_response(r)
-    assert binary == {"OUTPUT0": False, "OUTPUT1": True}
+    assert binary == {"OUTPUT0": True, "OUTPUT1": False}
     np.testing.assert_array_equal(values["OUTPUT0"], A + B)
     np.testing.assert_array_equal(values["OUTPUT1"], A - B)
 
@@ -263,7 +265,8 @@ def test_raw_binary_request_bytes_needs_input_shape_1(types_server):
     status, rh, data = types_server.raw("POST", "/v2/models/identity_string/infer",
                                         b"raw string", RAW_HEADERS)
     assert status == 400, data
-    assert "must have input shape [1]" in json.loads(data)["error"]
+    assert ("For BYTE datatype raw input 'INPUT0', the model must have input shape [1]"
+            in json.loads(data)["error"])
 
 
 def test_chunked_request_body(types_server):

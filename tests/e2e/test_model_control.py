@@ -144,12 +144,24 @@ def test_named_repository_is_unsupported(explicit):
                  "repository_name")
 
 
-@pytest.mark.parametrize("quoted", ["%20", "%20%20%09", "a%2Fb", "%2E%2E", "..%2F..%2Fetc",
-                                    "a%00b", "a%0Ab", "x..y", "a%5Cb"])
+EMPTY_NAME = "Model name cannot be empty. Please enter a valid name to deploy."
+
+
+@pytest.mark.parametrize("quoted", ["%20", "%20%20%09", "a%2Fb", "%2E%2E", "%2E", "..%2F..%2Fetc",
+                                    "a%00b", "a%0Ab", "a%5Cb"])
 def test_invalid_model_names_are_rejected(explicit, quoted):
+    blank = quoted.replace("%20", "") == ""
     for action in ("load", "unload"):
         r = explicit.post(f"/v2/repository/models/{quoted}/{action}")
-        assert_error(r, 400, "invalid model name")
+        assert_error(r, 400, EMPTY_NAME if blank else "invalid model name")
+
+
+@pytest.mark.parametrize("name", ["...", "x..y", "..a", "a.."])
+def test_dotted_model_names_are_ordinary_names(explicit, name):
+    # Only "." and ".." path components, separators and NUL are hostile; "..." is a name.
+    r = explicit.post(f"/v2/repository/models/{name}/load")
+    assert_error(r, 500, f"failed to load '{name}', failed to poll from model repository")
+    assert explicit.post(f"/v2/repository/models/{name}/unload").status_code == 200
 
 
 def test_load_body_errors(explicit):
@@ -164,7 +176,8 @@ def test_load_body_errors(explicit):
 # ------------------------------------------------------------------------------------ overrides
 
 def test_config_override_must_be_json(explicit):
-    assert_error(load(explicit, "simple", {"config": "{not json"}), 400, "Invalid config override")
+    assert_error(load(explicit, "simple", {"config": "{not json"}), 400,
+                 "failed to load 'simple', Invalid config override")
 
 
 def test_config_override_must_be_a_valid_configuration(explicit):
@@ -174,7 +187,7 @@ def test_config_override_must_be_a_valid_configuration(explicit):
                  "load failed for model 'simple'")
     unknown_field = json.dumps({"name": "simple", "no_such_field": 1})
     assert_error(load(explicit, "simple", {"config": unknown_field}), 400,
-                 "Invalid config override")
+                 "failed to load 'simple', Invalid config override")
 
 
 def test_config_override_replaces_config_pbtxt(explicit):
@@ -189,7 +202,8 @@ def test_config_override_replaces_config_pbtxt(explicit):
 
 def test_file_override_without_config(explicit):
     r = load(explicit, "uploaded", {"file:1/model.onnx": b64(file_bytes(*SIMPLE_ONNX))})
-    assert_error(r, 400, "Load parameter 'config' must be specified for model file override")
+    assert_error(r, 400, "failed to load 'uploaded', Load parameter 'config' must be specified "
+                 "for model file override")
 
 
 def test_file_override_with_bad_base64(explicit):
@@ -252,4 +266,4 @@ def test_server_survives_the_module(explicit):
 def test_invalid_model_names_in_lookups(explicit, quoted, suffix):
     path = f"/v2/models/{quoted}{suffix}"
     r = explicit.post(path, data="{}") if suffix == "/infer" else explicit.get(path)
-    assert_error(r, 400, "invalid model name")
+    assert_error(r, 400, EMPTY_NAME if quoted == "%20" else "invalid model name")

@@ -84,7 +84,8 @@ def test_load_errors(server):
     for bad in ["", "  ", "../simple", "a/b", "x\ny"]:
         err = rpc_error(stub.RepositoryModelLoad, load_req(bad))
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, bad
-        assert "invalid model name" in err.details()
+        assert ("Model name cannot be empty. Please enter a valid name to deploy."
+                if bad.strip() == "" else "invalid model name") in err.details()
         err = rpc_error(stub.RepositoryModelUnload,
                         pbs_().pb.RepositoryModelUnloadRequest(model_name=bad))
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, bad
@@ -95,11 +96,12 @@ def test_load_errors(server):
     assert "Unrecognized load parameter 'config' with type 'INT'" in err.details()
     err = rpc_error(stub.RepositoryModelLoad, load_req("simple", {"config": "{oops"}))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "Invalid config override" in err.details()
+    assert err.details().startswith("failed to load 'simple', Invalid config override")
     err = rpc_error(stub.RepositoryModelLoad,
                     load_req("up", {"file:1/model.onnx": file_bytes(*SIMPLE_ONNX)}))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "Load parameter 'config' must be specified for model file override" in err.details()
+    assert err.details() == ("failed to load 'up', Load parameter 'config' must be specified for "
+                             "model file override")
     req = load_req("simple")
     req.repository_name = "other"
     assert rpc_error(stub.RepositoryModelLoad, req).code() == grpc.StatusCode.UNIMPLEMENTED

@@ -84,6 +84,58 @@ def test_small_trailer_is_accepted(server):
     assert out["OUTPUT0"] == [i + 1 for i in range(16)]
 
 
+SIMPLE_PAYLOAD = json.dumps({"inputs": [
+    {"name": "INPUT0", "datatype": "INT32", "shape": [1, 16], "data": list(range(16))},
+    {"name": "INPUT1", "datatype": "INT32", "shape": [1, 16], "data": [1] * 16}]}).encode()
+
+
+def chunked(payload):
+    return b"%x\r\n" % len(payload) + payload + b"\r\n0\r\n\r\n"
+
+
+@pytest.mark.parametrize("order", ["cl-first", "te-first"])
+def test_chunked_with_content_length_is_read_as_chunked_then_closed(server, order):
+    # RFC 9112 §6.3: Transfer-Encoding overrides Content-Length. Issue 13 item 4: read it, do not
+    # refuse it. Against request smuggling the Content-Length is ignored (it would end the body
+    # after 7 bytes and leave the rest to parse as a second request) and the connection closes
+    # after the reply, so the GET sent behind the chunked body is never served.
+    fields = [b"Content-Length: 7\r\n", b"Transfer-Encoding: chunked\r\n"]
+    if order == "te-first":
+        fields.reverse()
+    smuggled = b"GET /v2/models/simple/config HTTP/1.1\r\nHost: x\r\n\r\n"
+    req = (b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\n" + b"".join(fields) + b"\r\n" +
+           chunked(SIMPLE_PAYLOAD) + smuggled)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(req)
+        with sock.makefile("rb") as f:
+            status, headers, body = read_http_response(f)
+            assert status == 200, body
+            assert headers.get("connection") == "close"
+            out = {o["name"]: o["data"] for o in json.loads(body)["outputs"]}
+            assert out["OUTPUT0"] == [i + 1 for i in range(16)]
+            assert f.read() == b""  # closed: no reply to the smuggled request
+    assert server.get("/v2/health/live").status_code == 200
+
+
+def test_content_length_with_a_non_chunked_transfer_encoding_is_still_refused(server):
+    # Only a final "chunked" coding frames the body; anything else with a Content-Length is
+    # ambiguous and stays a 400 on a closed connection.
+    status, headers, body = exchange(
+        server.port, b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+        b"Transfer-Encoding: gzip\r\n\r\nabcd")
+    assert status == 400, body
+    assert headers.get("connection") == "close"
+
+
+def test_too_many_chunks_has_tritons_text(server):
+    req = (b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+           b"\r\n" + b"1\r\n \r\n" * 65537 + b"0\r\n\r\n")
+    status, _, body = exchange(server.port, req, timeout=30)
+    assert status == 400, body
+    assert error_text(body) == ("Chunked request body exceeds maximum of 65536 non-empty chunks. "
+                                "Send fewer or larger HTTP chunks.")
+
+
 def test_slow_header_is_408_after_the_header_timeout():
     with Server([repo("examples")], ["--http-header-timeout-secs=1"], name="header-timeout") as s:
         with socket.create_connection(("127.0.0.1", s.port), timeout=10) as sock:

@@ -24,8 +24,7 @@ TOO_MANY_OUTPUT_PARAMS = ("inference request exceeds the limit of 1024 parameter
                           "output")
 TOO_MANY_INPUTS = "inference request exceeds the limit of 4096 inputs"
 TOO_MANY_OUTPUTS = "inference request exceeds the limit of 4096 requested outputs"
-NEGATIVE_SEQUENCE_ID = ("Unable to parse 'sequence_id': attempt to access JSON "
-                        "non-unsigned-integer as unsigned-integer")
+NEGATIVE_SEQUENCE_ID = "Unable to parse 'sequence_id': attempt to access JSON non-string as string"
 BOOL_RULE = "BOOL elements must be 0 (false) or 1 (true)"
 # An error quoting a client value keeps at most 128 bytes of it plus "... (<n> bytes)".
 MAX_ERROR = 1000

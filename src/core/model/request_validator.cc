@@ -24,7 +24,7 @@ Status CheckInputNames(const ModelInfo& model, const InferenceRequest& r) {
     }
     const size_t index = static_cast<size_t>(spec - model.inputs.data());
     if (given[index]) {  // in.name equals a configured name now: no need to bound it
-      return InvalidArgument(Prefix(r) + "input '" + in.name + "' is given more than once");
+      return InvalidArgument("input '" + in.name + "' already exists in request");
     }
     given[index] = true;
   }
@@ -54,8 +54,7 @@ Status CheckOutputNames(const ModelInfo& model, const InferenceRequest& r) {
     }
     const size_t index = static_cast<size_t>(spec - model.outputs.data());
     if (requested[index]) {
-      return InvalidArgument(Prefix(r) + "output '" + out.name +
-                             "' is requested more than once; output names must be unique");
+      return InvalidArgument("output '" + out.name + "' already exists in request");
     }
     requested[index] = true;
   }
@@ -80,8 +79,8 @@ Status CheckBoolData(const InferenceRequest& r, const InferInput& in) {
 Status CheckData(const ModelInfo& model, const InferenceRequest& r, const InferInput& in) {
   auto count = ElementCount(in.shape);
   if (!count) {
-    return InvalidArgument(Prefix(r) + "invalid shape " + ShapeToString(in.shape) +
-                           " for input '" + in.name + "'");
+    return InvalidArgument(Prefix(r) + "invalid shape " + ShapeToString(in.shape) + " for input '" +
+                           in.name + "'");
   }
   if (in.data_type == DataType::kBytes) {
     auto n = CountBytesElements(in.data);

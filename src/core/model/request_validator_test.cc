@@ -70,7 +70,7 @@ TEST(RequestValidatorTest, DuplicateOutput) {
   Req q({1, 16});
   q.r.outputs.push_back({"OUTPUT0", {}});
   q.r.outputs.push_back({"OUTPUT0", {}});
-  EXPECT_NE(Message(ValidateRequest(AddSub(8), q.r)).find("more than once"), std::string::npos);
+  EXPECT_EQ(Message(ValidateRequest(AddSub(8), q.r)), "output 'OUTPUT0' already exists in request");
 }
 
 TEST(RequestValidatorTest, WrongDatatype) {
@@ -127,8 +127,9 @@ TEST(RequestValidatorTest, BytesElementCount) {
 TEST(RequestValidatorTest, DuplicateInput) {
   Req q({1, 16});
   q.r.inputs.push_back(q.r.inputs[0]);
-  EXPECT_NE(Message(ValidateRequest(AddSub(8), q.r)).find("input 'INPUT0' is given more than once"),
-            std::string::npos);
+  EXPECT_NE(
+      Message(ValidateRequest(AddSub(8), q.r)).find("input 'INPUT0' already exists in request"),
+      std::string::npos);
 }
 
 // BOOL bytes other than 0 and 1 are refused whatever the frontend (JSON, binary, gRPC).
@@ -184,7 +185,7 @@ TEST(RequestValidatorTest, ManyInputsAreCheckedByIndex) {
   }
   EXPECT_TRUE(ValidateRequest(m, r).ok()) << Message(ValidateRequest(m, r));
   r.inputs.push_back(r.inputs[10]);
-  EXPECT_NE(Message(ValidateRequest(m, r)).find("input 'I2989' is given more than once"),
+  EXPECT_NE(Message(ValidateRequest(m, r)).find("input 'I2989' already exists in request"),
             std::string::npos);
 }
 

@@ -9,9 +9,10 @@
 
 namespace nereid {
 
-// InvalidArgument when `name` is empty or only whitespace, contains '/' or '\\', is or contains
-// a ".." path component, or contains a control character (including NUL). The message never
-// echoes control characters.
+// InvalidArgument when `name` is empty or only whitespace (Triton's "Model name cannot be empty.
+// Please enter a valid name to deploy."), contains '/' or '\\', is "." or "..", or contains a
+// control character (including NUL). Other dotted names ("...", "a..b") are valid. The message
+// never echoes control characters.
 Status ValidateModelName(std::string_view name);
 
 }  // namespace nereid

@@ -16,6 +16,12 @@ Status LoadFailed(const std::string& name, const std::string& message) {
   return InvalidArgument("load failed for model '" + name + "': " + message);
 }
 
+// A load override that cannot be applied, with the prefix Triton's repository manager gives every
+// error found while it polls the model ("failed to load 'm', ...").
+Status OverrideFailed(const std::string& name, const Status& why) {
+  return Status(why.code(), "failed to load '" + name + "', " + why.message());
+}
+
 Status NotInRepository(const std::string& name) {
   return Internal("failed to load '" + name + "', failed to poll from model repository");
 }
@@ -158,17 +164,21 @@ Status ModelRepository::Load(const std::string& name, const ModelLoadParameters&
   NEREID_RETURN_IF_ERROR(ValidateModelName(name));
   LoadPlan plan;
   if (!params.files.empty() && !params.config_json) {
-    return InvalidArgument("Load parameter 'config' must be specified for model file override");
+    return OverrideFailed(name, InvalidArgument("Load parameter 'config' must be specified for "
+                                                "model file override"));
   }
   if (params.config_json) {
     auto parsed = config::ModelConfigFromJson(*params.config_json);
     if (!parsed.ok()) {
-      return InvalidArgument("Invalid config override: " + parsed.status().message());
+      return OverrideFailed(
+          name, InvalidArgument("Invalid config override: " + parsed.status().message()));
     }
     plan.override_config = std::make_shared<const inference::ModelConfig>(std::move(*parsed));
   }
   if (!params.files.empty()) {
-    NEREID_ASSIGN_OR_RETURN(plan.temp, TempModelDir::Create(params.files));
+    auto temp = TempModelDir::Create(params.files);
+    if (!temp.ok()) return OverrideFailed(name, temp.status());
+    plan.temp = std::move(*temp);
     plan.dir = plan.temp->path();
   } else {
     auto dirs = ListModelDirs();

@@ -112,7 +112,8 @@ TEST_F(RepositoryTest, UnknownInvalidAndOverrides) {
   ModelLoadParameters files_only;
   files_only.files = {{"1/.keep", ""}};
   EXPECT_EQ(repo_->Load("up", files_only).message(),
-            "Load parameter 'config' must be specified for model file override");
+            "failed to load 'up', Load parameter 'config' must be specified for model file "
+            "override");
   ModelLoadParameters p;
   p.config_json = R"({"backend":"identity","max_batch_size":2,
       "input":[{"name":"INPUT0","data_type":"TYPE_FP32","dims":[-1]}],
@@ -123,7 +124,15 @@ TEST_F(RepositoryTest, UnknownInvalidAndOverrides) {
   EXPECT_EQ((*repo_->Get("up", -1))->info().name, "up");
   ModelLoadParameters bad;
   bad.config_json = "{nope";
-  EXPECT_NE(repo_->Load("up", bad).message().find("Invalid config override"), std::string::npos);
+  EXPECT_EQ(
+      repo_->Load("up", bad).message().rfind("failed to load 'up', Invalid config override", 0),
+      0u);
+  ModelLoadParameters escape;
+  escape.config_json = p.config_json;
+  escape.files = {{"../x", ""}};
+  EXPECT_EQ(
+      repo_->Load("up", escape).message().rfind("failed to load 'up', invalid load parameter", 0),
+      0u);
 }
 
 TEST_F(RepositoryTest, PollerActsOnlyOnDirectoriesStableAcrossTwoScans) {

@@ -67,10 +67,11 @@ std::optional<int64_t> GetInt(const Parameters& p, std::string_view key) {
   return std::nullopt;
 }
 
+// Triton's HTTP frontend reads an ID as an unsigned integer and, failing that, as a string: the
+// error a client sees is the string attempt's.
 Status InvalidSequenceId() {
   return InvalidArgument(
-      "Unable to parse 'sequence_id': attempt to access JSON non-unsigned-integer as "
-      "unsigned-integer");
+      "Unable to parse 'sequence_id': attempt to access JSON non-string as string");
 }
 
 std::optional<uint64_t> GetUint(const Parameters& p, std::string_view key) {

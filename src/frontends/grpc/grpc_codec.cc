@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "common/error_text.h"
+#include "core/request/name_set.h"
 #include "core/request/request_limits.h"
 #include "core/tensor/bytes_tensor.h"
 #include "grpc_service.pb.h"
@@ -67,16 +68,28 @@ const char* ContentsFieldFor(DataType t) {
 }
 
 // The first non-empty contents field other than `expected`, or nullptr.
-const char* OtherContentsField(const InferTensorContents& c, const char* expected) {
-  const std::pair<const char*, int> fields[] = {
-      {"bool_contents", c.bool_contents_size()},     {"int_contents", c.int_contents_size()},
-      {"int64_contents", c.int64_contents_size()},   {"uint_contents", c.uint_contents_size()},
-      {"uint64_contents", c.uint64_contents_size()}, {"fp32_contents", c.fp32_contents_size()},
-      {"fp64_contents", c.fp64_contents_size()},     {"bytes_contents", c.bytes_contents_size()}};
-  for (const auto& [name, size] : fields) {
-    if (size > 0 && (expected == nullptr || std::strcmp(name, expected) != 0)) return name;
+// The first non-empty typed field other than `expected`, in Triton's order, with the datatype
+// Triton names for it in its error ("of type 'INT32'"); {nullptr, nullptr} when there is none.
+std::pair<const char*, const char*> OtherContentsField(const InferTensorContents& c,
+                                                       const char* expected) {
+  const struct {
+    const char* field;
+    const char* type;
+    int size;
+  } fields[] = {{"bool_contents", "BOOL", c.bool_contents_size()},
+                {"int_contents", "INT32", c.int_contents_size()},
+                {"int64_contents", "INT64", c.int64_contents_size()},
+                {"uint_contents", "UINT32", c.uint_contents_size()},
+                {"uint64_contents", "UINT64", c.uint64_contents_size()},
+                {"fp32_contents", "FP32", c.fp32_contents_size()},
+                {"fp64_contents", "FP64", c.fp64_contents_size()},
+                {"bytes_contents", "BYTES", c.bytes_contents_size()}};
+  for (const auto& f : fields) {
+    if (f.size > 0 && (expected == nullptr || std::strcmp(f.field, expected) != 0)) {
+      return {f.field, f.type};
+    }
   }
-  return nullptr;
+  return {nullptr, nullptr};
 }
 
 void ConvertContents(DataType t, const InferTensorContents& c, std::string* out) {
@@ -122,10 +135,11 @@ Status DecodeTypedContents(const InputTensor& tensor, const std::string& model, 
                            ", which has no typed 'contents' field; send it in "
                            "raw_input_contents");
   }
-  if (const char* other = OtherContentsField(tensor.contents(), field)) {
-    return InvalidArgument("input '" + name + "' for model '" + ClientText(model) +
-                           "' has datatype " + std::string(DataTypeWireName(in->data_type)) +
-                           " but sets '" + other + "'; expected '" + field + "'");
+  if (const auto [other, other_type] = OtherContentsField(tensor.contents(), field); other) {
+    return InvalidArgument("unexpected explicit tensor data for input tensor '" + name +
+                           "' for model '" + ClientText(model) + "' of type '" + other_type +
+                           "', expected datatype '" + std::string(DataTypeWireName(in->data_type)) +
+                           "'");
   }
   auto buffer = std::make_shared<std::string>();
   ConvertContents(in->data_type, tensor.contents(), buffer.get());
@@ -277,12 +291,22 @@ StatusOr<std::unique_ptr<InferenceRequest>> DecodeUnguarded(
           "be specified.");
     }
   }
+  // Repeated names fail as Triton's TRITONSERVER_InferenceRequestAdd*Input/RequestedOutput do.
+  NameSet input_names;
   request->inputs.reserve(m.inputs_size());
   for (int i = 0; i < m.inputs_size(); ++i) {
+    if (!input_names.Insert(m.inputs(i).name())) {
+      return InvalidArgument("input '" + ClientText(m.inputs(i).name()) +
+                             "' already exists in request");
+    }
     NEREID_RETURN_IF_ERROR(DecodeInput(m, i, request.get()));
   }
+  NameSet output_names;
   request->outputs.reserve(m.outputs_size());
   for (const auto& o : m.outputs()) {
+    if (!output_names.Insert(o.name())) {
+      return InvalidArgument("output '" + ClientText(o.name()) + "' already exists in request");
+    }
     RequestedOutput out;
     out.name = o.name();
     NEREID_RETURN_IF_ERROR(ParametersFromProto(o.parameters(), kMaxTensorParameters,

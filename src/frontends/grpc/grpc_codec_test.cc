@@ -111,7 +111,21 @@ TEST(GrpcCodec, RejectsBothRawAndContents) {
   m->add_raw_input_contents(std::string(4, '\0'));
   auto r = DecodeModelInferRequest(m);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(), HasSubstr("contents field must not be specified"));
+  EXPECT_EQ(r.status().message(),
+            "contents field must not be specified when using raw_input_contents for 'a' for "
+            "model 'm'");
+}
+
+TEST(GrpcCodec, RejectsRepeatedTensorNamesWithTritonsText) {
+  auto m = Message();
+  AddInput(m.get(), "a", "INT32", {1});
+  AddInput(m.get(), "a", "INT32", {1});
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(), "input 'a' already exists in request");
+  m = Message();
+  AddInput(m.get(), "a", "INT32", {1});
+  m->add_outputs()->set_name("o");
+  m->add_outputs()->set_name("o");
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(), "output 'o' already exists in request");
 }
 
 TEST(GrpcCodec, RejectsRawCountMismatch) {
@@ -132,7 +146,9 @@ TEST(GrpcCodec, RejectsUnknownDatatypeAndWrongContentsField) {
   AddInput(m.get(), "a", "FP32", {1})->mutable_contents()->add_int_contents(1);
   auto r = DecodeModelInferRequest(m);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(), HasSubstr("expected 'fp32_contents'"));
+  EXPECT_EQ(r.status().message(),
+            "unexpected explicit tensor data for input tensor 'a' for model 'm' of type 'INT32', "
+            "expected datatype 'FP32'");
   m = Message();
   AddInput(m.get(), "a", "FP16", {1})->mutable_contents()->add_fp32_contents(1);
   EXPECT_THAT(DecodeModelInferRequest(m).status().message(), HasSubstr("raw_input_contents"));

@@ -53,7 +53,8 @@ StatusOr<Shape> DeduceRawShape(const RawInputSpec& spec, size_t byte_size) {
   }
   if (spec.data_type == DataType::kBytes) {
     if (dynamic_axis != -1 || known != 1) {
-      return InvalidArgument("For BYTE datatype raw input, the model must have input shape [1]");
+      return InvalidArgument("For BYTE datatype raw input '" + spec.name +
+                             "', the model must have input shape [1]");
     }
     return shape;
   }

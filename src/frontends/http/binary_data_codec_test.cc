@@ -153,8 +153,10 @@ TEST(RawBinaryRequestTest, Errors) {
   EXPECT_EQ(DecodeRawInferRequest(body, Spec(DataType::kFp32, {4}, false)).status().message(),
             "unexpected total byte size 32 for input 'INPUT0', expecting 16");
   EXPECT_FALSE(DecodeRawInferRequest(body, Spec(DataType::kFp32, {-1, 3}, false)).ok());
-  EXPECT_FALSE(DecodeRawInferRequest(body, Spec(DataType::kBytes, {2}, false)).ok());
-  EXPECT_FALSE(DecodeRawInferRequest(body, Spec(DataType::kBytes, {-1}, false)).ok());
+  for (Shape dims : {Shape{2}, Shape{-1}}) {
+    EXPECT_EQ(DecodeRawInferRequest(body, Spec(DataType::kBytes, dims, false)).status().message(),
+              "For BYTE datatype raw input 'INPUT0', the model must have input shape [1]");
+  }
 }
 
 TEST(RawBinaryRequestTest, BytesBodyIsOneElement) {

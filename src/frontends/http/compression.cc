@@ -29,8 +29,9 @@ struct DeflateGuard {
 };
 
 Status TooLarge(size_t max_size) {
-  return InvalidArgument("decompressed request body exceeds the maximum allowed size of " +
-                         std::to_string(max_size) + " bytes (--http-max-input-size)");
+  return InvalidArgument("Decompressed request size exceeds the maximum allowed value of " +
+                         std::to_string(max_size) +
+                         " bytes. Use --http-max-input-size to increase the limit.");
 }
 
 Status Corrupt(const z_stream& zs) {

@@ -11,6 +11,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <optional>
@@ -242,6 +243,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void ReadSome();
   void OnRead(beast::error_code ec, size_t bytes);
   void Parse();
+  size_t PrepareHeader();
   bool OnHeaderDone();
   void OnMessage();
   void OnReadError(beast::error_code ec);
@@ -267,10 +269,12 @@ class Session : public std::enable_shared_from_this<Session> {
   std::function<void(uint64_t, beast::string_view, beast::error_code&)> chunk_callback_;
   uint64_t chunks_ = 0;
   bool chunk_limit_hit_ = false;
-  bool header_done_ = false;     // the current parser has its whole header
-  uint64_t next_seq_ = 0;        // sequence number of the next request read
-  uint64_t write_seq_ = 0;       // sequence number of pending_.front()
-  std::deque<Pending> pending_;  // read, not yet written; references stay valid on push_back
+  bool header_done_ = false;       // the current parser has its whole header
+  bool framing_checked_ = false;   // the complete header went through PrepareHeader's check
+  bool framing_conflict_ = false;  // it had both Transfer-Encoding: chunked and Content-Length
+  uint64_t next_seq_ = 0;          // sequence number of the next request read
+  uint64_t write_seq_ = 0;         // sequence number of pending_.front()
+  std::deque<Pending> pending_;    // read, not yet written; references stay valid on push_back
   std::string write_header_;
   std::vector<net::const_buffer> write_buffers_;
   std::array<char, 4096> linger_buffer_;
@@ -391,6 +395,8 @@ void Session::DoRead() {
   chunks_ = 0;
   chunk_limit_hit_ = false;
   header_done_ = false;
+  framing_checked_ = false;
+  framing_conflict_ = false;
   parser_.emplace();
   parser_->header_limit(static_cast<uint32_t>(core_->options.max_header_size));
   parser_->body_limit(core_->options.max_input_size);
@@ -455,10 +461,12 @@ void Session::OnRead(beast::error_code ec, size_t bytes) {
 
 void Session::Parse() {
   while (!parser_->is_done() && buffer_.size() > 0) {
+    const size_t visible = header_done_ ? buffer_.size() : PrepareHeader();
+    if (visible == 0) break;  // the parser waits until the header holds its framing fields
     beast::error_code ec;
     size_t used = 0;
     try {
-      used = parser_->put(buffer_.data(), ec);
+      used = parser_->put(net::buffer(buffer_.data().data(), visible), ec);
     } catch (const std::exception& e) {
       LOG_VERBOSE(1, "HTTP request refused: the parser threw: {}", e.what());
       return FailRead(400, "malformed HTTP request: a header or trailer field is too large");
@@ -476,6 +484,31 @@ void Session::Parse() {
   }
   if (parser_->is_done()) return OnMessage();
   ReadSome();
+}
+
+// RFC 9112 §6.3, around Beast (which refuses a request carrying both fields, and parses header
+// fields as they arrive): until the header block is complete Beast sees only the lines before
+// its first Content-Length or Transfer-Encoding field; then a Content-Length beside
+// "Transfer-Encoding: chunked" is dropped so the body is read as chunked, and the connection
+// closes after the reply, so no byte after that body can pass for another request. Returns how
+// many buffered bytes Beast may parse now.
+size_t Session::PrepareHeader() {
+  const bool at_start = !parser_->got_some();
+  const std::string_view pending(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+  const std::optional<size_t> end = HeaderBlockEnd(pending, at_start);
+  if (!end) return FramingSafePrefix(pending, at_start);
+  if (framing_checked_) return buffer_.size();
+  framing_checked_ = true;
+  std::optional<std::string> head = DropContentLengthWhenChunked(pending.substr(0, *end), at_start);
+  if (!head) return buffer_.size();
+  framing_conflict_ = true;
+  std::string rest(pending.substr(*end));
+  buffer_.consume(buffer_.size());
+  auto room = buffer_.prepare(head->size() + rest.size());  // smaller than before: it fits
+  std::memcpy(room.data(), head->data(), head->size());
+  std::memcpy(static_cast<char*>(room.data()) + head->size(), rest.data(), rest.size());
+  buffer_.commit(head->size() + rest.size());
+  return buffer_.size();
 }
 
 // Answers "Expect: 100-continue" when nothing else is being written (so the interim response
@@ -512,12 +545,15 @@ void Session::OnReadError(beast::error_code ec) {
     return;
   }
   if (chunk_limit_hit_) {
-    FailRead(400, "chunked request exceeds the maximum of " +
-                      std::to_string(core_->options.max_chunks) + " chunks");
+    FailRead(400, TooManyChunksText(core_->options.max_chunks));
   } else if (ec == bhttp::error::body_limit) {
-    FailRead(400, "request body exceeds the maximum allowed size of " +
-                      std::to_string(core_->options.max_input_size) +
-                      " bytes (--http-max-input-size)");
+    const auto& head = parser_->get();
+    const auto icl = head.find("Inference-Header-Content-Length");
+    const std::string icl_value = icl == head.end() ? "" : std::string(Sv(icl->value()));
+    std::optional<uint64_t> size;
+    if (!parser_->chunked() && parser_->content_length()) size = *parser_->content_length();
+    FailRead(400, BodyTooLargeText(icl == head.end() ? nullptr : &icl_value, size,
+                                   core_->options.max_input_size));
   } else if (ec == bhttp::error::header_limit) {
     FailRead(431, "request header exceeds the maximum allowed size of " +
                       std::to_string(core_->options.max_header_size) + " bytes");
@@ -544,7 +580,7 @@ void Session::Dispatch() {
   auto msg = parser_->release();
   const uint64_t seq = next_seq_++;
   Pending p;
-  p.keep_alive = msg.keep_alive() && !draining_;
+  p.keep_alive = msg.keep_alive() && !draining_ && !framing_conflict_;
   p.version = msg.version();
   p.head = msg.method() == bhttp::verb::head;
   if (!p.keep_alive) read_closed_ = true;

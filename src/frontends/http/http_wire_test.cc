@@ -36,5 +36,62 @@ TEST(HttpWireTest, TritonAddressForms) {
   EXPECT_EQ(HostFromAddress("localhost"), "localhost");
 }
 
+TEST(HttpWireTest, BodyTooLargeTextsAreTritons) {
+  EXPECT_EQ(BodyTooLargeText(nullptr, 1001, 1000),
+            "Request JSON size of 1001 bytes exceeds the maximum allowed value of 1000 bytes. "
+            "Use --http-max-input-size to increase the limit.");
+  const std::string raw = "0", binary = "57";
+  EXPECT_EQ(BodyTooLargeText(&raw, 2000, 1000),
+            "Raw request size of 2000 bytes exceeds the maximum allowed value of 1000 bytes. "
+            "Use --http-max-input-size to increase the limit.");
+  EXPECT_EQ(BodyTooLargeText(&binary, std::nullopt, 1000),
+            "Request size of more than 1000 bytes exceeds the maximum allowed value of 1000 "
+            "bytes. Use --http-max-input-size to increase the limit.");
+  EXPECT_EQ(TooManyChunksText(65536),
+            "Chunked request body exceeds maximum of 65536 non-empty chunks. Send fewer or larger "
+            "HTTP chunks.");
+}
+
+TEST(HttpWireTest, HeaderBlockEnd) {
+  EXPECT_EQ(HeaderBlockEnd("GET / HTTP/1.1\r\nHost: x\r\n\r\nbody", true), 27u);
+  EXPECT_EQ(HeaderBlockEnd("\r\n\r\nGET / HTTP/1.1\r\n\r\n", true), 22u);
+  EXPECT_EQ(HeaderBlockEnd("GET / HTTP/1.1\r\nHost: x\r\n", true), std::nullopt);
+  // Once the parser has consumed some lines, a leading CRLF is the blank line ending the header.
+  EXPECT_EQ(HeaderBlockEnd("\r\nbody\r\n\r\n", false), 2u);
+  EXPECT_EQ(HeaderBlockEnd("Content-Length: 1\r\n\r\nx", false), 21u);
+}
+
+TEST(HttpWireTest, FramingSafePrefixStopsBeforeTheFramingFields) {
+  const std::string head = "POST / HTTP/1.1\r\nHost: x\r\ncontent-length: 5\r\nA: b\r\n";
+  EXPECT_EQ(FramingSafePrefix(head, true), 26u);  // the request line and Host
+  EXPECT_EQ(FramingSafePrefix("Transfer-Encoding: chunked\r\n", false), 0u);
+  EXPECT_EQ(FramingSafePrefix("POST / HTTP/1.1\r\nHost: x\r\nContent-Le", true), 36u);
+  // A request line is never taken for a field, whatever it holds.
+  EXPECT_EQ(FramingSafePrefix("Content-Length: 1\r\n", true), 19u);
+}
+
+TEST(HttpWireTest, ChunkedWinsOverContentLength) {
+  const std::string both =
+      "POST /i HTTP/1.1\r\nHost: x\r\ncontent-length: 5\r\nTransfer-Encoding: gzip, "
+      "Chunked\r\nContent-Length: 7\r\n\r\n";
+  EXPECT_EQ(DropContentLengthWhenChunked(both, true),
+            "POST /i HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n");
+  // The rest of a header whose first lines the parser already consumed.
+  EXPECT_EQ(DropContentLengthWhenChunked("Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+                                         false),
+            "Transfer-Encoding: chunked\r\n\r\n");
+  // Nothing to do without both fields, or when chunked is not the final coding (the parser
+  // refuses that request itself).
+  EXPECT_EQ(DropContentLengthWhenChunked("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n", true),
+            std::nullopt);
+  EXPECT_EQ(
+      DropContentLengthWhenChunked("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", true),
+      std::nullopt);
+  EXPECT_EQ(
+      DropContentLengthWhenChunked(
+          "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\nContent-Length: 5\r\n\r\n", true),
+      std::nullopt);
+}
+
 }  // namespace
 }  // namespace nereid

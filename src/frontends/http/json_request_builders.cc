@@ -1,5 +1,7 @@
 #include "frontends/http/json_request_builders.h"
 
+#include <limits>
+
 #include "common/error_text.h"
 #include "core/tensor/shape.h"
 
@@ -94,10 +96,20 @@ Status FinishInput(InputBuilder& b, NameSet* names, ParsedInferHeader* out) {
   }
   b.input.data_type = *type;
   if (!b.has_shape) return InvalidArgument("Unable to parse 'shape'");
+  // Dims are non-negative here (the parser refuses others), so no count means overflow. Both
+  // checks come before the data is read, as in Triton, whose QA matches these words.
   const auto count = ElementCount(b.input.shape);
   if (!count) {
-    return InvalidArgument("Unable to parse 'shape': the element count of " +
-                           ShapeToString(b.input.shape) + " for input '" + name + "' overflows");
+    return InvalidArgument("Unable to parse 'shape': the shape " + ShapeToString(b.input.shape) +
+                           " of input '" + name +
+                           "' causes total element count to exceed maximum size of " +
+                           std::to_string(std::numeric_limits<int64_t>::max()));
+  }
+  if (const size_t elem = DataTypeByteSize(b.input.data_type); elem != 0) {
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(*count, static_cast<int64_t>(elem), &bytes)) {
+      return InvalidArgument("byte size overflow for input '" + name + "'");
+    }
   }
   if (b.has_data) {
     NEREID_RETURN_IF_ERROR(FinishJsonData(b, *count, out));
@@ -112,8 +124,7 @@ Status FinishInput(InputBuilder& b, NameSet* names, ParsedInferHeader* out) {
 Status FinishOutput(OutputBuilder& b, NameSet* names, ParsedInferHeader* out) {
   if (!b.has_name) return InvalidArgument("Unable to parse 'name'");
   if (!names->Insert(b.output.name)) {
-    return InvalidArgument("output '" + ClientText(b.output.name) +
-                           "' is requested more than once");
+    return InvalidArgument("output '" + ClientText(b.output.name) + "' already exists in request");
   }
   const Parameters& p = b.output.parameters;
   const bool binary_given = p.Find("binary_data") != nullptr;

@@ -121,8 +121,8 @@ class RequestHandler {
 bool RequestHandler::On(const Event& e) {
   if (e.kind == Ev::kStartObject || e.kind == Ev::kStartArray) {
     if (++depth_ > kMaxJsonNestingDepth) {
-      return Fail("JSON nesting depth exceeds the maximum allowed depth of " +
-                  std::to_string(kMaxJsonNestingDepth));
+      return Fail("JSON nesting depth exceeds maximum allowed limit (" +
+                  std::to_string(kMaxJsonNestingDepth) + ")");
     }
   } else if (e.kind == Ev::kEndObject || e.kind == Ev::kEndArray) {
     --depth_;
@@ -325,7 +325,9 @@ bool RequestHandler::OnShape(const Event& e) {
     input_.input.shape.push_back(static_cast<int64_t>(e.u));
     return true;
   }
-  return Fail("Unable to parse 'shape': dimensions must be non-negative integers");
+  // Triton reads each dim with TritonJson's AsUInt; its QA matches this text.
+  return Fail(
+      "Unable to parse 'shape': attempt to access JSON non-unsigned-integer as unsigned-integer");
 }
 
 void RequestHandler::StartData() {

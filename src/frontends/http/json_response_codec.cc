@@ -77,11 +77,12 @@ size_t EstimateJsonSize(const InferenceResponse& r, bool binary_output_default) 
 
 bool IsBinaryOutput(const InferenceResponse& response, const InferOutput& output,
                     bool binary_output_default) {
+  // As in Triton: a requested output is binary only when its own "binary_data" says so; the
+  // request-level "binary_data_output" is the default for outputs the request does not list.
   if (response.request != nullptr) {
     for (const RequestedOutput& ro : response.request->outputs) {
       if (ro.name != output.name) continue;
-      if (const std::optional<bool> b = GetBool(ro.parameters, "binary_data")) return *b;
-      break;
+      return GetBool(ro.parameters, "binary_data").value_or(false);
     }
   }
   return binary_output_default;

@@ -11,8 +11,9 @@
 
 namespace nereid {
 
-// True when `output` is to be returned as binary data: its RequestedOutput's `binary_data`
-// parameter when the request gave one, else `binary_output_default`.
+// True when `output` is to be returned as binary data. As in Triton, an output the request lists
+// is binary only when its own `binary_data` parameter is true; `binary_output_default` (the
+// request's `binary_data_output`, or true for a raw binary request) applies to the others.
 bool IsBinaryOutput(const InferenceResponse& response, const InferOutput& output,
                     bool binary_output_default);
 

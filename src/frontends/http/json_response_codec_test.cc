@@ -124,6 +124,20 @@ TEST(JsonResponseCodecTest, BinaryDataOutputDefaultAndOverride) {
   EXPECT_TRUE(IsBinaryOutput(*r, r->outputs[0], true));
 }
 
+TEST(JsonResponseCodecTest, ListedOutputWithoutBinaryDataIsJsonWhateverTheDefault) {
+  // Triton: binary_data_output only sets the kind of outputs the request does not list.
+  auto r = Response();
+  RequestOutput(r.get(), "listed", std::nullopt);
+  RequestOutput(r.get(), "listed_binary", true);
+  r->outputs.push_back(Output("listed", DataType::kInt8, {1}, "\x05"));
+  r->outputs.push_back(Output("listed_binary", DataType::kInt8, {1}, "\x06"));
+  r->outputs.push_back(Output("unlisted", DataType::kInt8, {1}, "\x07"));
+  EXPECT_FALSE(IsBinaryOutput(*r, r->outputs[0], true));
+  EXPECT_TRUE(IsBinaryOutput(*r, r->outputs[1], false));
+  EXPECT_TRUE(IsBinaryOutput(*r, r->outputs[2], true));
+  EXPECT_FALSE(IsBinaryOutput(*r, r->outputs[2], false));
+}
+
 TEST(JsonResponseCodecTest, EmptyBinaryOutputKeepsJsonContentType) {
   auto r = Response();
   RequestOutput(r.get(), "e", true);

@@ -51,7 +51,7 @@ StatusOr<bool> DecodeRepositoryIndexRequest(std::string_view body) {
   NEREID_ASSIGN_OR_RETURN(auto doc, ParseBody(body));
   if (!doc->IsObject() || !doc->HasMember("ready")) return false;
   const rapidjson::Value& v = (*doc)["ready"];
-  if (!v.IsBool()) return InvalidArgument("Unable to parse 'ready'");
+  if (!v.IsBool()) return InvalidArgument("Invalid value for 'ready': expected a boolean");
   return v.GetBool();
 }
 

@@ -33,7 +33,7 @@ TEST(RepositoryRequestCodecTest, RefusesMalformedBodiesWithTritonsMessages) {
   EXPECT_EQ(DecodeRepositoryIndexRequest("[]").status().message(),
             "the request body must be a JSON object");
   EXPECT_EQ(DecodeRepositoryIndexRequest(R"({"ready": 1})").status().message(),
-            "Unable to parse 'ready'");
+            "Invalid value for 'ready': expected a boolean");
   EXPECT_EQ(DecodeModelLoadRequest(R"({"parameters": 3})").status().message(),
             "Unable to parse 'parameters'");
   EXPECT_EQ(DecodeModelLoadRequest(R"({"parameters": {"x": 1.5}})").status().message(),
