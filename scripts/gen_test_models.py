@@ -65,15 +65,19 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   twin with the same weights), and three that load but fail per request:
                   wrong_output_dtype_torch (returns FP32, config INT32), matmul4_torch (x @ 3*I4,
                   dims [-1]: a width other than 4 fails in forward), bad_output_shape_torch
-                  (returns [batch,2], config [4]); and the TorchScript twins of the sequence
+                  (returns [batch,2], config [4]); config_order_torch (NamedArgs with inputs
+                  first, second and outputs difference, product: neither forward's argument names
+                  nor <name>__<index>, so bound in configuration order with Triton's warning);
+                  and the TorchScript twins of the sequence
                   accumulators (torch_sequence_fixtures): seq_accum_torch,
                   seq_accum_oldest_torch, seq_accum_state_out_torch, seq_initial_zero_torch.
   DIR/torch_broken good_torch plus one model per defect: not_torchscript, wrong_arg_count,
                   returns_dict, no_config (model.pt, no config.pbtxt), index_out_of_range
                   (INPUT__5), unsupported_type (UINT16), bad_parameter
                   (INTRA_OP_THREAD_COUNT "many"), string_on_tensor (TYPE_STRING on a Tensor
-                  argument), no_model_file, unnamed_inputs (inputs x, y: neither forward's
-                  arguments a, b nor <name>__<index>), unnamed_outputs (outputs sum, difference).
+                  argument), no_model_file, unnamed_inputs_count (inputs x, y, z in configuration
+                  order for forward(a, b)), unnamed_outputs_count (outputs sum, difference,
+                  product in configuration order; forward returns two values).
   DIR/batching    dynamic batcher models (see "Batching fixtures" below).
   DIR/stats       models whose statistics the statistics and metrics tests count exactly:
                   simple (as in the examples, with metric_tags team=search and
@@ -946,6 +950,11 @@ def fixture_torch(repo):
     write_torch(repo, "bad_output_shape_torch", tm.TakeTwo(), config(
         "bad_output_shape_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [4])],
         [tensor_cfg("OUTPUT__0", "TYPE_FP32", [4])], 8, platform=TORCH))
+    write_torch(repo, "config_order_torch", tm.NamedArgs(), config(
+        "config_order_torch", [tensor_cfg("first", "TYPE_FP32", [-1]),
+                               tensor_cfg("second", "TYPE_FP32", [-1])],
+        [tensor_cfg("difference", "TYPE_FP32", [-1]), tensor_cfg("product", "TYPE_FP32", [-1])],
+        8, platform=TORCH))
     torch_sequence_fixtures(repo, tm)
 
 
@@ -998,11 +1007,13 @@ def fixture_torch_broken(repo):
             "string_on_tensor", indexed("INPUT", "TYPE_STRING", [-1], 2),
             indexed("OUTPUT", "TYPE_STRING", [-1], 2), 0, platform=TORCH)),
         "no_model_file": (None, add_sub_torch_config("no_model_file")),
-        "unnamed_inputs": (add_sub, add_sub_torch_config(
-            "unnamed_inputs", inputs=[int32("x", [16]), int32("y", [16])])),
-        "unnamed_outputs": (add_sub, config(
-            "unnamed_outputs", indexed("INPUT", "TYPE_INT32", [16], 2),
-            [int32("sum", [16]), int32("difference", [16])], 8, platform=TORCH)),
+        "unnamed_inputs_count": (add_sub, add_sub_torch_config(
+            "unnamed_inputs_count",
+            inputs=[int32("x", [16]), int32("y", [16]), int32("z", [16])])),
+        "unnamed_outputs_count": (add_sub, config(
+            "unnamed_outputs_count", indexed("INPUT", "TYPE_INT32", [16], 2),
+            [int32("sum", [16]), int32("difference", [16]), int32("product", [16])], 8,
+            platform=TORCH)),
     }
     for name, (model, cfg) in configs.items():
         write_model(repo, name, cfg, {1: model}, filename="model.pt")
