@@ -86,10 +86,26 @@ size_t InputIndex(const ForwardSignature& sig, NamingConvention convention,
          args.begin();
 }
 
+// The configured inputs, then one flat input per batch input target.
+std::vector<IoConfig> ArgumentInputs(const ModelConfig& config) {
+  std::vector<IoConfig> inputs = config.inputs;
+  for (const BatchInputConfig& bi : config.batch_inputs) {
+    for (const std::string& target : bi.target_names) {
+      IoConfig io;
+      io.name = target;
+      io.data_type = bi.data_type;
+      io.dims = {-1};
+      io.ragged = true;  // passed as is, no batch dimension
+      inputs.push_back(std::move(io));
+    }
+  }
+  return inputs;
+}
+
 Status PlanInputs(const std::string& model_name, const TorchModelConfig& config,
                   const ForwardSignature& sig, IoPlan* plan) {
   const int64_t mbs = config.base.max_batch_size;
-  const auto& inputs = config.base.inputs;
+  const std::vector<IoConfig> inputs = ArgumentInputs(config.base);
   const bool by_argument = std::all_of(
       inputs.begin(), inputs.end(), [&](const IoConfig& io) { return IsArgument(sig, io.name); });
   if (plan->dict_input) {
@@ -196,6 +212,7 @@ Status PlanOutputs(const std::string& model_name, const TorchModelConfig& config
   for (size_t i = 0; i < outputs.size(); ++i) {
     Binding b{outputs[i].name, outputs[i].data_type, i, ModelSideShape(outputs[i], mbs)};
     b.index = by_order ? i : *NamedIndex(b.name);
+    b.scatter = config.base.IsBatchOutput(b.name);
     NEREID_RETURN_IF_ERROR(CheckTensor(model_name, "output", b));
     plan->outputs.push_back(std::move(b));
   }
@@ -288,16 +305,15 @@ StatusOr<IoPlan> PlanModelIo(const std::string& model_name, const TorchModelConf
     return InvalidArgument(
         "model configuration must contain at least one output, none were specified.");
   }
-  if (config.has_batch_input) {
-    return Unsupported(LoadError(model_name,
-                                 "batch_input and batch_output are not supported by "
-                                 "the pytorch backend"));
-  }
   IoPlan plan;
   NEREID_RETURN_IF_ERROR(CheckArguments(model_name, signature, &plan));
   plan.argument_count = signature.arguments.size();
-  const size_t expected =
-      config.base.inputs.size() + config.controls.size() + config.state_inputs.size();
+  size_t batch_targets = 0;
+  for (const BatchInputConfig& bi : config.base.batch_inputs) {
+    batch_targets += bi.target_names.size();
+  }
+  const size_t expected = config.base.inputs.size() + batch_targets + config.controls.size() +
+                          config.state_inputs.size();
   if (!plan.dict_input && plan.argument_count != expected) {
     return InvalidArgument(LoadError(
         model_name, "configuration expects " + std::to_string(expected) +

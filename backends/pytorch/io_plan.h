@@ -9,6 +9,9 @@
 // implicit-state tensors must be `<name>__<index>`: they are ordinary arguments and outputs here.
 // Outputs: by `<name>__<index>` when every output follows it, else in configuration order (with a
 // warning). The argument count must equal the number of configured inputs (Triton's error).
+// Batch inputs (config `batch_input`, computed by the core) are more arguments, named by their
+// target names and following the configured inputs' convention (after them in configuration
+// order); ragged inputs arrive flat ([-1]).
 //
 // Beyond Triton, inconsistencies that would fail every request are load errors here: an index
 // past the arguments or return values, two tensors on one argument, a TYPE_STRING tensor on a
@@ -54,6 +57,7 @@ struct Binding {
   DataType data_type = DataType::kInvalid;
   size_t index = 0;            // forward argument (inputs) or returned value (outputs)
   std::vector<int64_t> shape;  // model-side shape: reshape or dims, -1 batch dim first if batching
+  bool scatter = false;        // a batch_output target: its shape is the requests' (core checks)
 };
 
 struct IoPlan {
@@ -61,7 +65,7 @@ struct IoPlan {
   size_t argument_count = 0;
   NamingConvention input_convention = NamingConvention::kForwardArgument;
   NamingConvention output_convention = NamingConvention::kNamedIndex;
-  // Configured inputs, then control inputs, then state inputs.
+  // Configured inputs, then batch input targets, then control inputs, then state inputs.
   std::vector<Binding> inputs;
   // Configured outputs, then state outputs that are not also configured outputs.
   std::vector<Binding> outputs;

@@ -278,5 +278,48 @@ TEST(IoPlanTest, SequenceControlsAndStatesAreOrdinaryArgumentsAndOutputs) {
   EXPECT_THAT(bad.status().message(), HasSubstr("sequence batching with state"));
 }
 
+TorchModelConfig RaggedConfig(std::string input, std::string target, std::string out0,
+                              std::string out1) {
+  auto c = Config({Io(input, DataType::kFp32, {-1})},
+                  {Io(out0, DataType::kFp32, {1}), Io(out1, DataType::kFp32, {-1})});
+  c.base.inputs[0].ragged = true;
+  c.base.batch_inputs = {{"BATCH_ACCUMULATED_ELEMENT_COUNT", {target}, kI32, input}};
+  c.base.batch_output_targets = {out1};
+  return c;
+}
+
+TEST(IoPlanTest, BatchInputsAreMoreArgumentsAndRaggedInputsAreFlat) {
+  auto plan = PlanModelIo("m", RaggedConfig("INPUT__0", "INDEX__1", "SUM__0", "OUT__1"),
+                          Sig({{"x", kT}, {"index", kT}}, {kT, kT}));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->inputs.size(), 2u);
+  EXPECT_THAT(plan->inputs[0].shape, ElementsAre(-1));  // no batch dimension
+  EXPECT_EQ(plan->inputs[1].name, "INDEX__1");
+  EXPECT_EQ(plan->inputs[1].index, 1u);
+  EXPECT_EQ(plan->inputs[1].data_type, kI32);
+  EXPECT_FALSE(plan->outputs[0].scatter);
+  EXPECT_TRUE(plan->outputs[1].scatter);
+
+  auto by_name = PlanModelIo("m", RaggedConfig("x", "index", "SUM__0", "OUT__1"),
+                             Sig({{"index", kT}, {"x", kT}}, {kT, kT}));
+  ASSERT_TRUE(by_name.ok()) << by_name.status().ToString();
+  EXPECT_EQ(by_name->input_convention, NamingConvention::kForwardArgument);
+  EXPECT_EQ(by_name->inputs[1].index, 0u);
+
+  auto by_order = PlanModelIo("m", RaggedConfig("values", "ends", "SUM__0", "OUT__1"),
+                              Sig({{"x", kT}, {"index", kT}}, {kT, kT}));
+  ASSERT_TRUE(by_order.ok()) << by_order.status().ToString();
+  EXPECT_EQ(by_order->input_convention, NamingConvention::kStrictConfigOrdering);
+  EXPECT_EQ(by_order->inputs[1].index, 1u);
+}
+
+TEST(IoPlanTest, BatchInputsCountAsArguments) {
+  auto plan = PlanModelIo("m", RaggedConfig("INPUT__0", "INDEX__1", "SUM__0", "OUT__1"),
+                          Sig({{"x", kT}}, {kT, kT}));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().message(),
+            "unable to load model 'm', configuration expects 2 inputs, model provides 1");
+}
+
 }  // namespace
 }  // namespace nereid::backends::pytorch
