@@ -18,6 +18,7 @@ class RaggedInstance : public backend::ModelInstance {
  public:
   int executions = 0;
   std::vector<int64_t> in_shape;
+  bool short_out = false;  // OUT one element short: does not match the requests' shapes
 
   Status Execute(const backend::ExecuteArgs& args) override {
     ++executions;
@@ -42,9 +43,11 @@ class RaggedInstance : public backend::ModelInstance {
       std::memcpy(sums.data() + 4 * r, &s, 4);
       begin = ends[r];
     }
+    const size_t out_count = in->data.size() / 4 - (short_out ? 1 : 0);
+    const int64_t out_shape[] = {static_cast<int64_t>(out_count)};
     NEREID_ASSIGN_OR_RETURN(
-        auto out, args.outputs->Allocate("OUT", DataType::kFp32, in->shape, in->data.size()));
-    for (size_t i = 0; i < in->data.size() / 4; ++i) {
+        auto out, args.outputs->Allocate("OUT", DataType::kFp32, out_shape, out_count * 4));
+    for (size_t i = 0; i < out_count; ++i) {
       const float v = 2 * x[i];
       std::memcpy(out.data() + 4 * i, &v, 4);
     }
@@ -131,6 +134,46 @@ TEST(RaggedBatchTest, SingleRequestGetsBatchInputsAndItsScatterShape) {
   EXPECT_THAT(instance.in_shape, ElementsAre(4));
   EXPECT_THAT(Floats((*results[0])->outputs[0]), ElementsAre(10));
   EXPECT_THAT((*results[0])->outputs[1].shape, ElementsAre(1, 4));
+}
+
+TEST(RaggedBatchTest, BatchOutputOfTheWrongSizeFailsClearly) {
+  ModelInfo m = Model();
+  RaggedInstance instance;
+  instance.short_out = true;
+  std::vector<std::unique_ptr<InferenceRequest>> requests;
+  requests.push_back(Request({1, 2}));
+  requests.push_back(Request({3}));
+  ExecutionTimes times;
+  auto results = RunBatchOnInstance(instance, m, std::move(requests), {1, 1}, &times);
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(),
+              "model 'ragged' produced batch output 'OUT' of 8 bytes, which does not match the "
+              "requests' shapes of input 'IN'");
+  }
+  std::vector<std::unique_ptr<InferenceRequest>> one;
+  one.push_back(Request({1, 2, 3}));
+  auto single = RunBatchOnInstance(instance, m, std::move(one), {1}, &times);
+  ASSERT_FALSE(single[0].ok());
+  EXPECT_EQ(single[0].status().message(),
+            "model 'ragged' produced batch output 'OUT' of 8 bytes, the request's shape [1,3] "
+            "needs 12");
+}
+
+TEST(RaggedBatchTest, RequestWithoutTheSourceInputFails) {
+  ModelInfo m = Model();
+  RaggedInstance instance;
+  auto r = Request({1});
+  r->inputs[0].name = "OTHER";
+  std::vector<std::unique_ptr<InferenceRequest>> requests;
+  requests.push_back(std::move(r));
+  ExecutionTimes times;
+  auto results = RunBatchOnInstance(instance, m, std::move(requests), {1}, &times);
+  ASSERT_FALSE(results[0].ok());
+  EXPECT_THAT(results[0].status().message(),
+              ::testing::HasSubstr("batch input 'INDEX' needs input 'IN'"));
+  EXPECT_EQ(instance.executions, 0);
 }
 
 }  // namespace
