@@ -65,16 +65,30 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   twin with the same weights), and three that load but fail per request:
                   wrong_output_dtype_torch (returns FP32, config INT32), matmul4_torch (x @ 3*I4,
                   dims [-1]: a width other than 4 fails in forward), bad_output_shape_torch
-                  (returns [batch,2], config [4]); and the TorchScript twins of the sequence
+                  (returns [batch,2], config [4]); config_order_torch (NamedArgs with inputs
+                  first, second and outputs difference, product: neither forward's argument names
+                  nor <name>__<index>, so bound in configuration order with Triton's warning);
+                  and the TorchScript twins of the sequence
                   accumulators (torch_sequence_fixtures): seq_accum_torch,
                   seq_accum_oldest_torch, seq_accum_state_out_torch, seq_initial_zero_torch.
   DIR/torch_broken good_torch plus one model per defect: not_torchscript, wrong_arg_count,
                   returns_dict, no_config (model.pt, no config.pbtxt), index_out_of_range
                   (INPUT__5), unsupported_type (UINT16), bad_parameter
                   (INTRA_OP_THREAD_COUNT "many"), string_on_tensor (TYPE_STRING on a Tensor
-                  argument), no_model_file, unnamed_inputs (inputs x, y: neither forward's
-                  arguments a, b nor <name>__<index>), unnamed_outputs (outputs sum, difference).
+                  argument), no_model_file, unnamed_inputs_count (inputs x, y, z in configuration
+                  order for forward(a, b)), unnamed_outputs_count (outputs sum, difference,
+                  product in configuration order; forward returns two values).
   DIR/batching    dynamic batcher models (see "Batching fixtures" below).
+  DIR/ragged      ragged batching (allow_ragged_batch, batch_input, batch_output), max_batch_size 8,
+                  dynamic_batching { preferred [3], max_queue_delay 1 s }: ragged_onnx (IN float
+                  ragged; batch inputs IDX accumulated, CNT element count (FP32), Z accumulated
+                  with zero, M max element count as shape, S item shape, F item shape flatten;
+                  outputs per request [1]: SUM (its elements' sum), ACC, COUNT, COUNTZ (Z[i+1] -
+                  Z[i]), MAXC (len(M)), ISHAPE, IFLAT; OUT = 2 * IN scattered by IN's shape),
+                  ragged_torch (scripts/torch_models.py RaggedSum: INPUT__0 ragged, INDEX__1
+                  accumulated -> SUM__0, OUT__1 scattered), and two that fail to load:
+                  ragged_bad_shape_onnx (the model takes IN as [b,n]), ragged_bad_source_onnx
+                  (a batch input whose source_input is not an input).
   DIR/stats       models whose statistics the statistics and metrics tests count exactly:
                   simple (as in the examples, with metric_tags team=search and
                   "bad-tag"=x, the second not a valid label), versioned (versions 1,2,3 as in
@@ -537,6 +551,110 @@ def fixture_batching(repo):
         cfg = io1_config(name, "TYPE_FP32", [-1], 0, instances=instances,
                          extra=f"dynamic_batching {{\n  {db}\n}}\n{ONE_THREAD}")
         write_model(repo, name, cfg, {1: slow})
+# --------------------------------------------------------------------------- fixtures: ragged
+
+def ragged_onnx(in_shape=("n",)):
+    """Triton-style ragged model: IN float, flat [n] (all requests' elements one after another),
+    and one batch input of every kind; per-request outputs [requests,1] and a scattered OUT."""
+    i32, i64, f32 = TensorProto.INT32, TensorProto.INT64, FP32
+    n = helper.make_node
+    nodes = [
+        # SUM: prefix sums of IN with a leading 0, gathered at the request boundaries.
+        n("Reshape", ["IN", "minus1"], ["in_flat"]),
+        n("CumSum", ["in_flat", "zero64"], ["csum"]),
+        n("Concat", ["zero_f", "csum"], ["csum0"], axis=0),
+        n("Cast", ["IDX"], ["ends"], to=i64),
+        n("Slice", ["Z", "zero64_1", "minus1"], ["z_head"]),
+        n("Cast", ["z_head"], ["starts"], to=i64),
+        n("Gather", ["csum0", "ends"], ["sum_end"]),
+        n("Gather", ["csum0", "starts"], ["sum_start"]),
+        n("Sub", ["sum_end", "sum_start"], ["sum_flat"]),
+        n("Unsqueeze", ["sum_flat", "axis1"], ["SUM"]),
+        # The batch inputs themselves, one row per request.
+        n("Unsqueeze", ["IDX", "axis1"], ["ACC"]),
+        n("Unsqueeze", ["CNT", "axis1"], ["COUNT"]),
+        n("Slice", ["Z", "one64_1", "big"], ["z_tail"]),
+        n("Sub", ["z_tail", "z_head"], ["z_diff"]),
+        n("Unsqueeze", ["z_diff", "axis1"], ["COUNTZ"]),
+        n("Shape", ["M"], ["m_shape"]),
+        n("Cast", ["m_shape"], ["m_len"], to=i32),
+        n("Shape", ["IDX"], ["r_shape"]),
+        n("Concat", ["r_shape", "one64_1"], ["r1"], axis=0),
+        n("Expand", ["m_len", "r1"], ["MAXC"]),
+        n("Identity", ["S"], ["ISHAPE"]),
+        n("Unsqueeze", ["F", "axis1"], ["IFLAT"]),
+        # OUT: every element doubled, scattered back by each request's IN shape.
+        n("Mul", ["in_flat", "two"], ["OUT"]),
+    ]
+    inits = [const("zero64", np.int64(0)), const("zero_f", np.zeros([1], np.float32)),
+             const("zero64_1", np.array([0], np.int64)), const("one64_1", np.array([1], np.int64)),
+             const("minus1", np.array([-1], np.int64)),
+             const("big", np.array([2**62], np.int64)), const("axis1", np.array([1], np.int64)),
+             const("two", np.float32(2.0))]
+    inputs = [vi("IN", f32, list(in_shape)), vi("IDX", i32, ["r"]), vi("CNT", f32, ["r"]),
+              vi("Z", i32, ["r1"]), vi("M", i32, ["m"]), vi("S", i32, ["r", "w"]),
+              vi("F", i32, ["rw"])]
+    outputs = [vi("SUM", f32, ["r", 1]), vi("ACC", i32, ["r", 1]), vi("COUNT", f32, ["r", 1]),
+               vi("COUNTZ", i32, ["r", 1]), vi("MAXC", i32, ["r", 1]),
+               vi("ISHAPE", i32, ["r", "w"]), vi("IFLAT", i32, ["r", 1]), vi("OUT", f32, ["t"])]
+    return make_model("ragged", nodes, inputs, outputs, inits)
+
+
+RAGGED_BATCHING = ("dynamic_batching {\n  preferred_batch_size: [ 3 ]\n"
+                   "  max_queue_delay_microseconds: 1000000\n}")
+
+
+def ragged_config(name, platform=ORT, inputs=None, outputs=None, batch_inputs=None, source="IN",
+                  scatter="OUT"):
+    """allow_ragged_batch input `source`, the given batch_input blocks, `scatter` as a
+    BATCH_SCATTER_WITH_INPUT_SHAPE batch_output; max_batch_size 8, RAGGED_BATCHING."""
+    ins = inputs or [tensor_cfg(source, "TYPE_FP32", [-1]).replace(
+        "    dims: [ -1 ]", "    dims: [ -1 ]\n    allow_ragged_batch: true")]
+    bis = ",\n".join(
+        f'  {{ kind: {k} target_name: "{t}" data_type: {d} source_input: "{source}" }}'
+        for k, t, d in batch_inputs)
+    extra = (f"batch_input [\n{bis}\n]\n"
+             f'batch_output [ {{ kind: BATCH_SCATTER_WITH_INPUT_SHAPE target_name: "{scatter}" '
+             f'source_input: "{source}" }} ]\n' + RAGGED_BATCHING)
+    return config(name, ins, outputs, 8, platform=platform, extra=extra)
+
+
+RAGGED_ONNX_BATCH_INPUTS = [
+    ("BATCH_ACCUMULATED_ELEMENT_COUNT", "IDX", "TYPE_INT32"),
+    ("BATCH_ELEMENT_COUNT", "CNT", "TYPE_FP32"),
+    ("BATCH_ACCUMULATED_ELEMENT_COUNT_WITH_ZERO", "Z", "TYPE_INT32"),
+    ("BATCH_MAX_ELEMENT_COUNT_AS_SHAPE", "M", "TYPE_INT32"),
+    ("BATCH_ITEM_SHAPE", "S", "TYPE_INT32"),
+    ("BATCH_ITEM_SHAPE_FLATTEN", "F", "TYPE_INT32"),
+]
+
+
+def fixture_ragged(repo):
+    outs = ([tensor_cfg(o, t, [1]) for o, t in [
+        ("SUM", "TYPE_FP32"), ("ACC", "TYPE_INT32"), ("COUNT", "TYPE_FP32"),
+        ("COUNTZ", "TYPE_INT32"), ("MAXC", "TYPE_INT32"), ("ISHAPE", "TYPE_INT32"),
+        ("IFLAT", "TYPE_INT32")]] + [tensor_cfg("OUT", "TYPE_FP32", [-1])])
+    write_model(repo, "ragged_onnx",
+                ragged_config("ragged_onnx", outputs=outs, batch_inputs=RAGGED_ONNX_BATCH_INPUTS),
+                {1: ragged_onnx()})
+    # Load errors: the model takes IN with a batch dimension; a batch input naming no input.
+    write_model(repo, "ragged_bad_shape_onnx",
+                ragged_config("ragged_bad_shape_onnx", outputs=outs,
+                              batch_inputs=RAGGED_ONNX_BATCH_INPUTS),
+                {1: ragged_onnx(in_shape=("b", "n"))})
+    bad_source = ragged_config("ragged_bad_source_onnx", outputs=outs,
+                               batch_inputs=RAGGED_ONNX_BATCH_INPUTS).replace(
+        'target_name: "IDX" data_type: TYPE_INT32 source_input: "IN"',
+        'target_name: "IDX" data_type: TYPE_INT32 source_input: "NOPE"')
+    write_model(repo, "ragged_bad_source_onnx", bad_source, {1: ragged_onnx()})
+    tm = torch_models()
+    write_torch(repo, "ragged_torch", tm.RaggedSum(), ragged_config(
+        "ragged_torch", platform=TORCH,
+        outputs=[tensor_cfg("SUM__0", "TYPE_FP32", [1]), tensor_cfg("OUT__1", "TYPE_FP32", [-1])],
+        batch_inputs=[("BATCH_ACCUMULATED_ELEMENT_COUNT", "INDEX__1", "TYPE_INT32")],
+        source="INPUT__0", scatter="OUT__1"))
+
+
 # --------------------------------------------------------------------------- fixtures: stats
 
 def odd_fails_onnx():
@@ -946,6 +1064,11 @@ def fixture_torch(repo):
     write_torch(repo, "bad_output_shape_torch", tm.TakeTwo(), config(
         "bad_output_shape_torch", [tensor_cfg("INPUT__0", "TYPE_FP32", [4])],
         [tensor_cfg("OUTPUT__0", "TYPE_FP32", [4])], 8, platform=TORCH))
+    write_torch(repo, "config_order_torch", tm.NamedArgs(), config(
+        "config_order_torch", [tensor_cfg("first", "TYPE_FP32", [-1]),
+                               tensor_cfg("second", "TYPE_FP32", [-1])],
+        [tensor_cfg("difference", "TYPE_FP32", [-1]), tensor_cfg("product", "TYPE_FP32", [-1])],
+        8, platform=TORCH))
     torch_sequence_fixtures(repo, tm)
 
 
@@ -998,11 +1121,13 @@ def fixture_torch_broken(repo):
             "string_on_tensor", indexed("INPUT", "TYPE_STRING", [-1], 2),
             indexed("OUTPUT", "TYPE_STRING", [-1], 2), 0, platform=TORCH)),
         "no_model_file": (None, add_sub_torch_config("no_model_file")),
-        "unnamed_inputs": (add_sub, add_sub_torch_config(
-            "unnamed_inputs", inputs=[int32("x", [16]), int32("y", [16])])),
-        "unnamed_outputs": (add_sub, config(
-            "unnamed_outputs", indexed("INPUT", "TYPE_INT32", [16], 2),
-            [int32("sum", [16]), int32("difference", [16])], 8, platform=TORCH)),
+        "unnamed_inputs_count": (add_sub, add_sub_torch_config(
+            "unnamed_inputs_count",
+            inputs=[int32("x", [16]), int32("y", [16]), int32("z", [16])])),
+        "unnamed_outputs_count": (add_sub, config(
+            "unnamed_outputs_count", indexed("INPUT", "TYPE_INT32", [16], 2),
+            [int32("sum", [16]), int32("difference", [16]), int32("product", [16])], 8,
+            platform=TORCH)),
     }
     for name, (model, cfg) in configs.items():
         write_model(repo, name, cfg, {1: model}, filename="model.pt")
@@ -1015,7 +1140,7 @@ def write_fixtures(root):
                 "single_good": write_simple, "management": fixture_management,
                 "torch": fixture_torch, "torch_broken": fixture_torch_broken,
                 "batching": fixture_batching, "stats": fixture_stats,
-                "sequence": fixture_sequence}
+                "sequence": fixture_sequence, "ragged": fixture_ragged}
     for repo, build in builders.items():
         path = os.path.join(root, repo)
         os.makedirs(path, exist_ok=True)

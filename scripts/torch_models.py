@@ -24,6 +24,8 @@ Modules:
                 accumulator of seed 000, state = input on START, else state + input
   AccumulatorNoStart (INPUT__0, STATE__1) -> (OUTPUT__0, OUTPUT_STATE__1): input + state always
                 (for initial_state models, like the ONNX accumulator without START)
+  RaggedSum     (INPUT__0 flat [n] float, INDEX__1 int32 [requests] accumulated element counts)
+                -> (each request's sum [requests,1], 2 * INPUT__0 flat): a ragged-batching model
   Mlp           Linear(+ReLU) 256->2048->2048->1024->16 with the ONNX mlp_fp32's exact weights
                 (same seeded generator), so both answer the same to float tolerance.
 """
@@ -147,6 +149,15 @@ class Mlp(torch.nn.Module):
             if i < n - 1:
                 x = torch.relu(x)
         return x
+
+
+class RaggedSum(torch.nn.Module):
+    def forward(self, x: torch.Tensor,
+                index: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        sums = torch.cat([torch.zeros(1, dtype=x.dtype), torch.cumsum(x, 0)])
+        ends = index.long()
+        starts = torch.cat([torch.zeros(1, dtype=torch.long), ends[:-1]])
+        return (sums[ends] - sums[starts]).unsqueeze(1), x * 2
 
 
 def scripted_bytes(module):

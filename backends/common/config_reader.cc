@@ -35,6 +35,44 @@ Status ReadIo(const rapidjson::Value& entry, std::string_view kind, IoConfig* io
   }
   const rapidjson::Value* optional = FindMember(entry, "optional");
   io->optional = optional != nullptr && optional->IsBool() && optional->GetBool();
+  const rapidjson::Value* ragged = FindMember(entry, "allow_ragged_batch");
+  io->ragged = ragged != nullptr && ragged->IsBool() && ragged->GetBool();
+  return Status::Ok();
+}
+
+std::vector<std::string> StringArray(const rapidjson::Value& obj, const char* key) {
+  std::vector<std::string> out;
+  const rapidjson::Value* list = FindMember(obj, key);
+  if (list == nullptr || !list->IsArray()) return out;
+  for (const rapidjson::Value& v : list->GetArray()) {
+    if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
+  }
+  return out;
+}
+
+Status ReadBatchIo(const rapidjson::Value& doc, ModelConfig* config) {
+  if (const rapidjson::Value* list = FindMember(doc, "batch_input");
+      list != nullptr && list->IsArray()) {
+    for (const rapidjson::Value& entry : list->GetArray()) {
+      BatchInputConfig bi;
+      bi.kind = std::string(StringMember(entry, "kind"));
+      if (bi.kind.empty()) bi.kind = "BATCH_ELEMENT_COUNT";  // proto3 default, not rendered
+      bi.target_names = StringArray(entry, "target_name");
+      bi.data_type =
+          DataTypeFromConfigName(StringMember(entry, "data_type")).value_or(DataType::kInvalid);
+      std::vector<std::string> sources = StringArray(entry, "source_input");
+      if (!sources.empty()) bi.source_input = sources.front();
+      config->batch_inputs.push_back(std::move(bi));
+    }
+  }
+  if (const rapidjson::Value* list = FindMember(doc, "batch_output");
+      list != nullptr && list->IsArray()) {
+    for (const rapidjson::Value& entry : list->GetArray()) {
+      for (std::string& t : StringArray(entry, "target_name")) {
+        config->batch_output_targets.push_back(std::move(t));
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -124,6 +162,7 @@ Status ReadConfig(const rapidjson::Document& doc, ModelConfig* config) {
   NEREID_RETURN_IF_ERROR(ReadIoList(doc, "input", &config->inputs));
   NEREID_RETURN_IF_ERROR(ReadIoList(doc, "output", &config->outputs));
   NEREID_RETURN_IF_ERROR(ReadSequenceTensors(doc, config));
+  NEREID_RETURN_IF_ERROR(ReadBatchIo(doc, config));
   NEREID_RETURN_IF_ERROR(ReadParameters(doc, config));
   if (const rapidjson::Value* opt = FindMember(doc, "optimization"); opt != nullptr) {
     if (const rapidjson::Value* graph = FindMember(*opt, "graph"); graph != nullptr) {
@@ -142,6 +181,11 @@ const std::string* ModelConfig::FindParameter(std::string_view key) const {
   return nullptr;
 }
 
+bool ModelConfig::IsBatchOutput(std::string_view output) const {
+  return std::find(batch_output_targets.begin(), batch_output_targets.end(), output) !=
+         batch_output_targets.end();
+}
+
 StatusOr<ModelConfig> ParseModelConfig(std::string_view json) {
   rapidjson::Document doc;
   NEREID_RETURN_IF_ERROR(ParseJsonObject(json, "model configuration", &doc));
@@ -154,6 +198,7 @@ StatusOr<ModelConfig> ParseModelConfig(std::string_view json) {
 }
 
 std::vector<int64_t> ModelSideShape(const IoConfig& io, int64_t max_batch_size) {
+  if (io.ragged) return {-1};
   const std::vector<int64_t>& dims = io.reshape ? *io.reshape : io.dims;
   std::vector<int64_t> shape;
   shape.reserve(dims.size() + 1);

@@ -24,6 +24,16 @@ struct IoConfig {
   std::vector<int64_t> dims;
   std::optional<std::vector<int64_t>> reshape;  // reshape.shape, when the entry has a reshape
   bool optional = false;                        // inputs only
+  bool ragged = false;                          // allow_ragged_batch (inputs only)
+};
+
+// One `batch_input` entry (validated by the core): extra model inputs the core computes from the
+// whole batch and passes by their target names.
+struct BatchInputConfig {
+  std::string kind;  // e.g. "BATCH_ACCUMULATED_ELEMENT_COUNT"
+  std::vector<std::string> target_names;
+  DataType data_type = DataType::kInt32;
+  std::string source_input;
 };
 
 struct ModelConfig {
@@ -33,6 +43,9 @@ struct ModelConfig {
   int64_t max_batch_size = 0;
   std::vector<IoConfig> inputs;
   std::vector<IoConfig> outputs;
+  std::vector<BatchInputConfig> batch_inputs;
+  // Target names of every `batch_output`: outputs the core scatters back by the requests' shapes.
+  std::vector<std::string> batch_output_targets;
   // `parameters`: key -> string_value, in document order.
   std::vector<std::pair<std::string, std::string>> parameters;
   // optimization.graph.level (0 when absent, as protobuf renders it).
@@ -40,13 +53,16 @@ struct ModelConfig {
 
   // The string_value of parameter `key`, or nullptr.
   const std::string* FindParameter(std::string_view key) const;
+  // True when `output` is the target of a batch_output.
+  bool IsBatchOutput(std::string_view output) const;
 };
 
 // Parses `json`. Errors are InvalidArgument naming the offending field.
 StatusOr<ModelConfig> ParseModelConfig(std::string_view json);
 
 // The shape the framework sees for `io`: reshape.shape when present, else dims, with a leading -1
-// batch dimension when max_batch_size > 0.
+// batch dimension when max_batch_size > 0; [-1] for a ragged input (the core passes it flat, as
+// Triton's backends do).
 std::vector<int64_t> ModelSideShape(const IoConfig& io, int64_t max_batch_size);
 
 // Parameter `key` as an integer in [min_value, max_value]; `fallback` when absent.

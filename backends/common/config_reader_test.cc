@@ -83,6 +83,33 @@ TEST(BackendConfigReaderTest, SequenceControlAndStateTensorsAreModelIo) {
   ASSERT_EQ(config->outputs.size(), 2u);  // S_OUT was already configured
 }
 
+TEST(BackendConfigReaderTest, RaggedInputsBatchInputsAndBatchOutputs) {
+  StatusOr<ModelConfig> config = ParseModelConfig(R"({
+    "max_batch_size": 4,
+    "input": [{"name": "IN", "data_type": "TYPE_FP32", "dims": [-1], "allow_ragged_batch": true},
+              {"name": "OTHER", "data_type": "TYPE_FP32", "dims": [2]}],
+    "output": [{"name": "OUT", "data_type": "TYPE_FP32", "dims": [-1]}],
+    "batch_input": [{"kind": "BATCH_ACCUMULATED_ELEMENT_COUNT", "target_name": ["IDX", "IDX2"],
+                     "data_type": "TYPE_FP32", "source_input": ["IN"]},
+                    {"target_name": ["N"], "data_type": "TYPE_INT32", "source_input": ["IN"]}],
+    "batch_output": [{"target_name": ["OUT"], "kind": "BATCH_SCATTER_WITH_INPUT_SHAPE",
+                      "source_input": ["IN"]}]
+  })");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_TRUE(config->inputs[0].ragged);
+  EXPECT_FALSE(config->inputs[1].ragged);
+  EXPECT_THAT(ModelSideShape(config->inputs[0], 4), ElementsAre(-1));  // flat, no batch dim
+  EXPECT_THAT(ModelSideShape(config->inputs[1], 4), ElementsAre(-1, 2));
+  ASSERT_EQ(config->batch_inputs.size(), 2u);
+  EXPECT_EQ(config->batch_inputs[0].kind, "BATCH_ACCUMULATED_ELEMENT_COUNT");
+  EXPECT_THAT(config->batch_inputs[0].target_names, ElementsAre("IDX", "IDX2"));
+  EXPECT_EQ(config->batch_inputs[0].data_type, DataType::kFp32);
+  EXPECT_EQ(config->batch_inputs[0].source_input, "IN");
+  EXPECT_EQ(config->batch_inputs[1].kind, "BATCH_ELEMENT_COUNT");
+  EXPECT_TRUE(config->IsBatchOutput("OUT"));
+  EXPECT_FALSE(config->IsBatchOutput("IN"));
+}
+
 TEST(BackendConfigReaderTest, EmptyObjectGivesDefaults) {
   StatusOr<ModelConfig> config = ParseModelConfig("{}");
   ASSERT_TRUE(config.ok());

@@ -59,6 +59,11 @@ StatusOr<bool> ListedShapesAllowBatching(const Value& doc, const ModelIo& io) {
     for (const Value& entry : list->GetArray()) {
       const TensorInfo* tensor = FindTensor(*tensors, StringMember(entry, "name"));
       if (tensor == nullptr) continue;
+      // A ragged input is [-1] in the model whatever the batching (Triton: a batching hint).
+      if (const Value* ragged = FindMember(entry, "allow_ragged_batch");
+          ragged != nullptr && ragged->IsBool() && ragged->GetBool()) {
+        continue;
+      }
       NEREID_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ListedShape(entry));
       if (!shape.empty() && shape.size() + 1 != tensor->shape.size()) return false;
     }
@@ -88,9 +93,20 @@ void SetDataType(Value& entry, DataType type, Allocator& alloc) {
             Value(name.data(), static_cast<rapidjson::SizeType>(name.size()), alloc), alloc);
 }
 
-// Tensors the sequence batcher feeds or reads (control inputs, state): never configured as
-// ordinary inputs or outputs.
-bool IsSequenceTensor(const rapidjson::Document& doc, std::string_view name) {
+// Tensors the sequence batcher feeds or reads (control inputs, state) and batch input targets
+// (the core computes them): never configured as ordinary inputs or outputs.
+bool IsServerTensor(const rapidjson::Document& doc, std::string_view name) {
+  if (const Value* bis = FindMember(doc, "batch_input"); bis && bis->IsArray()) {
+    for (const Value& bi : bis->GetArray()) {
+      const Value* targets = FindMember(bi, "target_name");
+      if (targets == nullptr || !targets->IsArray()) continue;
+      for (const Value& t : targets->GetArray()) {
+        if (t.IsString() && std::string_view(t.GetString(), t.GetStringLength()) == name) {
+          return true;
+        }
+      }
+    }
+  }
   const Value* sb = FindMember(doc, "sequence_batching");
   if (sb == nullptr || !sb->IsObject()) return false;
   if (const Value* inputs = FindMember(*sb, "control_input"); inputs && inputs->IsArray()) {
@@ -119,7 +135,7 @@ Status CompleteList(rapidjson::Document& doc, const char* key,
   }
   for (const TensorInfo& tensor : tensors) {
     Value* entry = FindEntry(list, tensor.name);
-    if (entry == nullptr && IsSequenceTensor(doc, tensor.name)) continue;
+    if (entry == nullptr && IsServerTensor(doc, tensor.name)) continue;
     if (entry == nullptr) {
       Value added(rapidjson::kObjectType);
       added.AddMember("name", Value(tensor.name.c_str(), alloc), alloc);

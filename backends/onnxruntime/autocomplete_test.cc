@@ -79,6 +79,19 @@ TEST(OrtAutoCompleteTest, SequenceControlAndStateTensorsAreNotAdded) {
   EXPECT_FALSE(doc.HasMember("dynamic_batching"));  // the sequence batcher is the scheduler
 }
 
+TEST(OrtAutoCompleteTest, BatchInputTargetsAreNotAdded) {
+  ModelIo io{{{"IN", DataType::kFp32, {-1}}, {"IDX", DataType::kInt32, {-1}}},
+             {{"OUT", DataType::kFp32, {-1}}}};
+  rapidjson::Document doc = Complete(R"({"max_batch_size":8,
+      "input":[{"name":"IN","data_type":"TYPE_FP32","dims":[-1],"allow_ragged_batch":true}],
+      "batch_input":[{"kind":"BATCH_ACCUMULATED_ELEMENT_COUNT","target_name":["IDX"],
+                      "data_type":"TYPE_INT32","source_input":["IN"]}]})",
+                                     io);
+  ASSERT_EQ(doc["input"].Size(), 1u);  // IN only: the core feeds IDX
+  EXPECT_THAT(Dims(doc["input"][0]), ElementsAre(-1));
+  ASSERT_EQ(doc["output"].Size(), 1u);
+}
+
 TEST(OrtAutoCompleteTest, DefaultMaxBatchSizeOneAddsNoDynamicBatching) {
   rapidjson::Document doc = Complete("{}", BatchableIo(), 1);
   EXPECT_EQ(MaxBatch(doc), 1);

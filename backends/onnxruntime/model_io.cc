@@ -66,7 +66,40 @@ Status CheckList(const std::string& model_name, const ModelConfig& config,
           std::string(DataTypeConfigName(io.data_type)) + " for " + std::string(kind) + " '" +
           io.name + "', model provides " + std::string(DataTypeConfigName(tensor->data_type)));
     }
+    if (io.ragged) {
+      // Triton's onnxruntime backend: a ragged input is fed flat, so the model takes [-1].
+      if (tensor->shape != std::vector<int64_t>{-1}) {
+        return InvalidArgument("unable to load model '" + model_name +
+                               "', configuration expects model provides input with shape [-1]  "
+                               "for ragged input '" +
+                               io.name + "', model provides " + ShapeToString(tensor->shape));
+      }
+      continue;
+    }
+    if (config.IsBatchOutput(io.name)) continue;  // its shape is the requests' (Triton too)
     NEREID_RETURN_IF_ERROR(CheckShape(model_name, io, config.max_batch_size, *tensor));
+  }
+  return Status::Ok();
+}
+
+// Each batch input target is a model input of the batch input's data type.
+Status CheckBatchInputs(const std::string& model_name, const ModelConfig& config,
+                        const ModelIo& io) {
+  for (const BatchInputConfig& bi : config.batch_inputs) {
+    for (const std::string& target : bi.target_names) {
+      const TensorInfo* tensor = FindTensor(io.inputs, target);
+      if (tensor == nullptr) {
+        return InvalidArgument("unable to load model '" + model_name +
+                               "', unexpected inference input '" + target +
+                               "' (batch input), allowed inputs are: " + JoinNames(io.inputs));
+      }
+      if (tensor->data_type != bi.data_type) {
+        return InvalidArgument(
+            "unable to load model '" + model_name + "', configuration expects datatype " +
+            std::string(DataTypeConfigName(bi.data_type)) + " for batch input '" + target +
+            "', model provides " + std::string(DataTypeConfigName(tensor->data_type)));
+      }
+    }
   }
   return Status::Ok();
 }
@@ -87,9 +120,13 @@ Status ValidateModelIo(const std::string& model_name, const ModelConfig& config,
                        const ModelIo& io) {
   NEREID_RETURN_IF_ERROR(CheckList(model_name, config, config.inputs, io.inputs, "input"));
   NEREID_RETURN_IF_ERROR(CheckList(model_name, config, config.outputs, io.outputs, "output"));
+  NEREID_RETURN_IF_ERROR(CheckBatchInputs(model_name, config, io));
   for (const TensorInfo& tensor : io.inputs) {
     bool configured = false;
     for (const IoConfig& in : config.inputs) configured = configured || in.name == tensor.name;
+    for (const BatchInputConfig& bi : config.batch_inputs) {
+      for (const std::string& t : bi.target_names) configured = configured || t == tensor.name;
+    }
     if (!configured) {
       return InvalidArgument("unable to load model '" + model_name + "', model input '" +
                              tensor.name + "' is missing from the model configuration");

@@ -32,7 +32,10 @@ bool ModelCanBatch(const ModelIo& io);
 // Checks `config` against the model: every configured input and output exists in the model with
 // the same datatype and a compatible shape (a -1 on either side matches any size), every model
 // input is configured, and a batching config (max_batch_size > 0) has a dynamic first dimension
-// in the model. Errors are InvalidArgument and name the model and the tensor.
+// in the model. A ragged input must be [-1] in the model (the core feeds it flat), a batch output's
+// shape is not compared, and every batch input target must be a model input of its data type
+// (batch input targets count as configured). Errors are InvalidArgument and name the model and
+// the tensor.
 Status ValidateModelIo(const std::string& model_name, const ModelConfig& config, const ModelIo& io);
 
 }  // namespace nereid::backends::ort

@@ -45,6 +45,60 @@ TEST(OrtModelIoTest, AcceptsMatchingConfig) {
   EXPECT_TRUE(ValidateModelIo("simple", SimpleConfig(), SimpleIo()).ok());
 }
 
+// Triton's ragged model: IN [-1] ragged, INDEX a batch input, OUT [-1] scattered.
+ModelIo RaggedIo() {
+  return {{{"IN", DataType::kFp32, {-1}}, {"INDEX", DataType::kInt32, {-1}}},
+          {{"SUM", DataType::kFp32, {-1, 1}}, {"OUT", DataType::kFp32, {-1}}}};
+}
+
+ModelConfig RaggedConfig() {
+  ModelConfig config;
+  config.name = "ragged";
+  config.max_batch_size = 8;
+  config.inputs = {Io("IN", DataType::kFp32, {-1})};
+  config.inputs[0].ragged = true;
+  config.outputs = {Io("SUM", DataType::kFp32, {1}), Io("OUT", DataType::kFp32, {-1})};
+  config.batch_inputs = {{"BATCH_ACCUMULATED_ELEMENT_COUNT", {"INDEX"}, DataType::kInt32, "IN"}};
+  config.batch_output_targets = {"OUT"};
+  return config;
+}
+
+TEST(OrtModelIoTest, RaggedInputsSkipTheBatchDimension) {
+  EXPECT_TRUE(ValidateModelIo("ragged", RaggedConfig(), RaggedIo()).ok());
+  ModelIo batched = RaggedIo();
+  batched.inputs[0].shape = {-1, -1};
+  Status s = ValidateModelIo("ragged", RaggedConfig(), batched);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "unable to load model 'ragged', configuration expects model provides input with "
+            "shape [-1]  for ragged input 'IN', model provides [-1,-1]");
+}
+
+TEST(OrtModelIoTest, BatchInputTargetsAreModelInputsOfTheirType) {
+  ModelConfig no_batch_input = RaggedConfig();
+  no_batch_input.batch_inputs.clear();
+  EXPECT_THAT(ValidateModelIo("ragged", no_batch_input, RaggedIo()).message(),
+              HasSubstr("model input 'INDEX' is missing from the model configuration"));
+  ModelConfig unknown = RaggedConfig();
+  unknown.batch_inputs[0].target_names = {"NOPE"};
+  EXPECT_THAT(ValidateModelIo("ragged", unknown, RaggedIo()).message(),
+              HasSubstr("unexpected inference input 'NOPE' (batch input), allowed inputs are: "
+                        "IN, INDEX"));
+  ModelConfig fp32 = RaggedConfig();
+  fp32.batch_inputs[0].data_type = DataType::kFp32;
+  EXPECT_THAT(ValidateModelIo("ragged", fp32, RaggedIo()).message(),
+              HasSubstr("configuration expects datatype TYPE_FP32 for batch input 'INDEX', model "
+                        "provides TYPE_INT32"));
+}
+
+TEST(OrtModelIoTest, BatchOutputShapeIsNotCompared) {
+  ModelConfig config = RaggedConfig();
+  config.outputs[1].dims = {-1, 3};
+  EXPECT_TRUE(ValidateModelIo("ragged", config, RaggedIo()).ok());
+  config.batch_output_targets.clear();
+  EXPECT_FALSE(ValidateModelIo("ragged", config, RaggedIo()).ok());
+}
+
 TEST(OrtModelIoTest, AcceptsNonBatchingConfigWithFullShape) {
   ModelConfig config = SimpleConfig();
   config.max_batch_size = 0;

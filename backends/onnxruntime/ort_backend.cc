@@ -176,6 +176,11 @@ std::shared_ptr<const ExecutionPlan> MakePlan(const std::string& model_name,
   for (const IoConfig& in : config.inputs) {
     plan->inputs.push_back({in.name, in.data_type, ToOrtType(in.data_type)});
   }
+  for (const BatchInputConfig& bi : config.batch_inputs) {  // the core computes and passes them
+    for (const std::string& target : bi.target_names) {
+      plan->inputs.push_back({target, bi.data_type, ToOrtType(bi.data_type)});
+    }
+  }
   for (const IoConfig& out : config.outputs) {
     plan->outputs.push_back({out.name, out.data_type, ToOrtType(out.data_type)});
   }

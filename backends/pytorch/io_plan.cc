@@ -46,27 +46,10 @@ bool IsArgument(const ForwardSignature& sig, const std::string& name) {
                      [&](const auto& a) { return a.name == name; });
 }
 
-// Inputs that are neither all forward argument names nor all `<name>__<index>`: the first input
-// that is neither, or else the mix of both, is a load error (seed 003: names must follow the
-// convention; Triton's newer fallback to configuration order is not taken, ADR 0005).
-Status InputNamingError(const std::string& model_name, const std::vector<IoConfig>& inputs,
-                        const ForwardSignature& sig) {
-  std::string arguments;
-  for (const auto& a : sig.arguments) arguments += (arguments.empty() ? "" : ", ") + a.name;
-  for (const IoConfig& io : inputs) {
-    if (!IsArgument(sig, io.name) && !NamedIndex(io.name)) {
-      return InvalidArgument(LoadError(
-          model_name, "input '" + io.name + "' is neither an argument of the model's forward (" +
-                          arguments +
-                          ") nor follows the <name>__<index> naming convention (INPUT__0 for "
-                          "the first argument, INPUT__1 for the second, ...)"));
-    }
-  }
-  return InvalidArgument(
-      LoadError(model_name,
-                "some inputs are named after forward arguments and others follow "
-                "the <name>__<index> naming convention; use one convention for all "
-                "inputs"));
+// The first tensor that does not follow `<name>__<index>` (Triton names it in its warning).
+const IoConfig& FirstUnindexed(const std::vector<IoConfig>& ios) {
+  return *std::find_if(ios.begin(), ios.end(),
+                       [](const IoConfig& io) { return !NamedIndex(io.name).has_value(); });
 }
 
 // Collects the module's argument names; errors on argument types Triton rejects.
@@ -103,10 +86,26 @@ size_t InputIndex(const ForwardSignature& sig, NamingConvention convention,
          args.begin();
 }
 
+// The configured inputs, then one flat input per batch input target.
+std::vector<IoConfig> ArgumentInputs(const ModelConfig& config) {
+  std::vector<IoConfig> inputs = config.inputs;
+  for (const BatchInputConfig& bi : config.batch_inputs) {
+    for (const std::string& target : bi.target_names) {
+      IoConfig io;
+      io.name = target;
+      io.data_type = bi.data_type;
+      io.dims = {-1};
+      io.ragged = true;  // passed as is, no batch dimension
+      inputs.push_back(std::move(io));
+    }
+  }
+  return inputs;
+}
+
 Status PlanInputs(const std::string& model_name, const TorchModelConfig& config,
                   const ForwardSignature& sig, IoPlan* plan) {
   const int64_t mbs = config.base.max_batch_size;
-  const auto& inputs = config.base.inputs;
+  const std::vector<IoConfig> inputs = ArgumentInputs(config.base);
   const bool by_argument = std::all_of(
       inputs.begin(), inputs.end(), [&](const IoConfig& io) { return IsArgument(sig, io.name); });
   if (plan->dict_input) {
@@ -116,7 +115,12 @@ Status PlanInputs(const std::string& model_name, const TorchModelConfig& config,
   } else if (AllNamedIndex(inputs)) {
     plan->input_convention = NamingConvention::kNamedIndex;
   } else {
-    return InputNamingError(model_name, inputs, sig);
+    plan->input_convention = NamingConvention::kStrictConfigOrdering;
+    plan->warnings.push_back(
+        "input '" + FirstUnindexed(inputs).name +
+        "' or previous input(s) are neither an input argument to the model '" + model_name +
+        "' nor do they follow the <name>__<index> naming convention. Falling back to enforcing "
+        "strict ordering from model configuration.");
   }
   if (!config.state_inputs.empty() && !plan->dict_input &&
       plan->input_convention != NamingConvention::kNamedIndex) {
@@ -124,7 +128,7 @@ Status PlanInputs(const std::string& model_name, const TorchModelConfig& config,
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     Binding b{inputs[i].name, inputs[i].data_type, i, ModelSideShape(inputs[i], mbs)};
-    if (!plan->dict_input) {
+    if (!plan->dict_input && plan->input_convention != NamingConvention::kStrictConfigOrdering) {
       b.index = InputIndex(sig, plan->input_convention, b.name);
     }
     NEREID_RETURN_IF_ERROR(CheckTensor(model_name, "input", b));
@@ -196,18 +200,19 @@ Status PlanOutputs(const std::string& model_name, const TorchModelConfig& config
                    const ForwardSignature& sig, IoPlan* plan) {
   const int64_t mbs = config.base.max_batch_size;
   const auto& outputs = config.base.outputs;
-  for (const IoConfig& io : outputs) {
-    if (!NamedIndex(io.name)) {
-      return InvalidArgument(LoadError(
-          model_name, "output '" + io.name +
-                          "' does not follow the <name>__<index> naming convention (TorchScript "
-                          "return values have no names: name them OUTPUT__0, OUTPUT__1, ... in "
-                          "the order forward returns them)"));
-    }
+  if (!AllNamedIndex(outputs)) {
+    if (!config.state_outputs.empty()) return StateNamingError(model_name);
+    plan->output_convention = NamingConvention::kStrictConfigOrdering;
+    plan->warnings.push_back("output '" + FirstUnindexed(outputs).name +
+                             "' or previous output(s) of the model '" + model_name +
+                             "' do not follow the <name>__<index> naming convention. Falling "
+                             "back to enforcing strict ordering from model configuration.");
   }
+  const bool by_order = plan->output_convention == NamingConvention::kStrictConfigOrdering;
   for (size_t i = 0; i < outputs.size(); ++i) {
     Binding b{outputs[i].name, outputs[i].data_type, i, ModelSideShape(outputs[i], mbs)};
-    b.index = *NamedIndex(b.name);
+    b.index = by_order ? i : *NamedIndex(b.name);
+    b.scatter = config.base.IsBatchOutput(b.name);
     NEREID_RETURN_IF_ERROR(CheckTensor(model_name, "output", b));
     plan->outputs.push_back(std::move(b));
   }
@@ -300,16 +305,15 @@ StatusOr<IoPlan> PlanModelIo(const std::string& model_name, const TorchModelConf
     return InvalidArgument(
         "model configuration must contain at least one output, none were specified.");
   }
-  if (config.has_batch_input) {
-    return Unsupported(LoadError(model_name,
-                                 "batch_input and batch_output are not supported by "
-                                 "the pytorch backend"));
-  }
   IoPlan plan;
   NEREID_RETURN_IF_ERROR(CheckArguments(model_name, signature, &plan));
   plan.argument_count = signature.arguments.size();
-  const size_t expected =
-      config.base.inputs.size() + config.controls.size() + config.state_inputs.size();
+  size_t batch_targets = 0;
+  for (const BatchInputConfig& bi : config.base.batch_inputs) {
+    batch_targets += bi.target_names.size();
+  }
+  const size_t expected = config.base.inputs.size() + batch_targets + config.controls.size() +
+                          config.state_inputs.size();
   if (!plan.dict_input && plan.argument_count != expected) {
     return InvalidArgument(LoadError(
         model_name, "configuration expects " + std::to_string(expected) +

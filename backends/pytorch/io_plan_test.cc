@@ -77,32 +77,76 @@ TEST(IoPlanTest, ForwardArgumentNamesWin) {
   EXPECT_THAT(plan->inputs[0].shape, ElementsAre(4));
 }
 
-TEST(IoPlanTest, InputNamesMatchingNeitherConventionFailTheLoad) {
-  auto c = Config({Io("a", kI32, {4}), Io("y", kI32, {4})},
+TEST(IoPlanTest, InputNamesMatchingNeitherConventionBindInConfigurationOrder) {
+  // Triton's STRICT_CONFIG_ORDERING: `y` is not an argument, `a` no <name>__<index>, so the i-th
+  // configured input is the i-th argument, whatever its name says.
+  auto c = Config({Io("b", kI32, {4}), Io("y", kI32, {4})},
                   {Io("OUTPUT__0", kI32, {4}), Io("OUTPUT__1", kI32, {4})});
   auto plan = PlanModelIo("m", c, Sig({{"a", kT}, {"b", kT}}, {kT, kT}));
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(plan.status().message(),
-              HasSubstr("unable to load model 'm', input 'y' is neither an argument of the "
-                        "model's forward (a, b) nor follows the <name>__<index> naming"));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->input_convention, NamingConvention::kStrictConfigOrdering);
+  EXPECT_EQ(plan->inputs[0].index, 0u);
+  EXPECT_EQ(plan->inputs[1].index, 1u);
+  ASSERT_EQ(plan->warnings.size(), 1u);
+  EXPECT_EQ(plan->warnings[0],
+            "input 'b' or previous input(s) are neither an input argument to the model 'm' nor do "
+            "they follow the <name>__<index> naming convention. Falling back to enforcing strict "
+            "ordering from model configuration.");
 }
 
-TEST(IoPlanTest, MixedInputConventionsFailTheLoad) {
-  auto c = Config({Io("a", kI32, {4}), Io("INPUT__1", kI32, {4})}, {Io("OUTPUT__0", kI32, {4})});
+TEST(IoPlanTest, MixedInputConventionsBindInConfigurationOrder) {
+  auto c = Config({Io("INPUT__1", kI32, {4}), Io("a", kI32, {4})}, {Io("OUTPUT__0", kI32, {4})});
+  auto plan = PlanModelIo("m", c, Sig({{"a", kT}, {"b", kT}}, {kT, kT}));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->input_convention, NamingConvention::kStrictConfigOrdering);
+  EXPECT_EQ(plan->inputs[0].index, 0u);
+  EXPECT_EQ(plan->inputs[1].index, 1u);
+  ASSERT_EQ(plan->warnings.size(), 1u);
+  EXPECT_THAT(plan->warnings[0], HasSubstr("input 'a' or previous input(s)"));
+}
+
+TEST(IoPlanTest, ConfigurationOrderStillNeedsTheArgumentCount) {
+  auto c = Config({Io("x", kI32, {4}), Io("y", kI32, {4}), Io("z", kI32, {4})},
+                  {Io("OUTPUT__0", kI32, {4})});
   auto plan = PlanModelIo("m", c, Sig({{"a", kT}, {"b", kT}}, {kT, kT}));
   ASSERT_FALSE(plan.ok());
-  EXPECT_THAT(plan.status().message(), HasSubstr("use one convention for all inputs"));
+  EXPECT_EQ(plan.status().message(),
+            "unable to load model 'm', configuration expects 3 inputs, model provides 2");
 }
 
-TEST(IoPlanTest, OutputNamesWithoutIndexFailTheLoad) {
+TEST(IoPlanTest, OutputNamesWithoutIndexBindInConfigurationOrder) {
   auto c = Config({Io("INPUT__0", kI32, {4}), Io("INPUT__1", kI32, {4})},
-                  {Io("OUTPUT__0", kI32, {4}), Io("diff", kI32, {4})});
+                  {Io("diff", kI32, {4}), Io("OUTPUT__0", kI32, {4})});
+  auto plan = PlanModelIo("m", c, Sig({{"a", kT}, {"b", kT}}, {kT, kT}));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->input_convention, NamingConvention::kNamedIndex);
+  EXPECT_EQ(plan->output_convention, NamingConvention::kStrictConfigOrdering);
+  EXPECT_EQ(plan->outputs[0].index, 0u);
+  EXPECT_EQ(plan->outputs[1].index, 1u);
+  ASSERT_EQ(plan->warnings.size(), 1u);
+  EXPECT_EQ(plan->warnings[0],
+            "output 'diff' or previous output(s) of the model 'm' do not follow the "
+            "<name>__<index> naming convention. Falling back to enforcing strict ordering from "
+            "model configuration.");
+}
+
+TEST(IoPlanTest, MoreOutputsInConfigurationOrderThanReturnedValuesFail) {
+  auto c = Config({Io("INPUT__0", kI32, {4}), Io("INPUT__1", kI32, {4})},
+                  {Io("sum", kI32, {4}), Io("diff", kI32, {4}), Io("prod", kI32, {4})});
   auto plan = PlanModelIo("m", c, Sig({{"a", kT}, {"b", kT}}, {kT, kT}));
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(),
-              HasSubstr("unable to load model 'm', output 'diff' does not follow the "
-                        "<name>__<index> naming convention"));
+              HasSubstr("unable to load model 'm', output 'prod' refers to output index 2, but "
+                        "the model's forward returns 2 value(s)"));
+}
+
+TEST(IoPlanTest, StateNeedsNamedIndexOutputs) {
+  auto c = Config({Io("INPUT__0", kI32, {1})}, {Io("out", kI32, {1})}, 4);
+  c.state_inputs.push_back({"STATE__1", kI32, {1}});
+  c.state_outputs.push_back({"OUTPUT_STATE__1", kI32, {1}});
+  auto plan = PlanModelIo("m", c, Sig({{"x", kT}, {"state", kT}}, {kT, kT}));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("sequence batching with state"));
 }
 
 TEST(IoPlanTest, DictInputTakesAnyNames) {
@@ -232,6 +276,49 @@ TEST(IoPlanTest, SequenceControlsAndStatesAreOrdinaryArgumentsAndOutputs) {
   auto bad = PlanModelIo("m", named, Sig({{"x", kT}, {"state", kT}}, {kT, kT}));
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("sequence batching with state"));
+}
+
+TorchModelConfig RaggedConfig(std::string input, std::string target, std::string out0,
+                              std::string out1) {
+  auto c = Config({Io(input, DataType::kFp32, {-1})},
+                  {Io(out0, DataType::kFp32, {1}), Io(out1, DataType::kFp32, {-1})});
+  c.base.inputs[0].ragged = true;
+  c.base.batch_inputs = {{"BATCH_ACCUMULATED_ELEMENT_COUNT", {target}, kI32, input}};
+  c.base.batch_output_targets = {out1};
+  return c;
+}
+
+TEST(IoPlanTest, BatchInputsAreMoreArgumentsAndRaggedInputsAreFlat) {
+  auto plan = PlanModelIo("m", RaggedConfig("INPUT__0", "INDEX__1", "SUM__0", "OUT__1"),
+                          Sig({{"x", kT}, {"index", kT}}, {kT, kT}));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->inputs.size(), 2u);
+  EXPECT_THAT(plan->inputs[0].shape, ElementsAre(-1));  // no batch dimension
+  EXPECT_EQ(plan->inputs[1].name, "INDEX__1");
+  EXPECT_EQ(plan->inputs[1].index, 1u);
+  EXPECT_EQ(plan->inputs[1].data_type, kI32);
+  EXPECT_FALSE(plan->outputs[0].scatter);
+  EXPECT_TRUE(plan->outputs[1].scatter);
+
+  auto by_name = PlanModelIo("m", RaggedConfig("x", "index", "SUM__0", "OUT__1"),
+                             Sig({{"index", kT}, {"x", kT}}, {kT, kT}));
+  ASSERT_TRUE(by_name.ok()) << by_name.status().ToString();
+  EXPECT_EQ(by_name->input_convention, NamingConvention::kForwardArgument);
+  EXPECT_EQ(by_name->inputs[1].index, 0u);
+
+  auto by_order = PlanModelIo("m", RaggedConfig("values", "ends", "SUM__0", "OUT__1"),
+                              Sig({{"x", kT}, {"index", kT}}, {kT, kT}));
+  ASSERT_TRUE(by_order.ok()) << by_order.status().ToString();
+  EXPECT_EQ(by_order->input_convention, NamingConvention::kStrictConfigOrdering);
+  EXPECT_EQ(by_order->inputs[1].index, 1u);
+}
+
+TEST(IoPlanTest, BatchInputsCountAsArguments) {
+  auto plan = PlanModelIo("m", RaggedConfig("INPUT__0", "INDEX__1", "SUM__0", "OUT__1"),
+                          Sig({{"x", kT}}, {kT, kT}));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().message(),
+            "unable to load model 'm', configuration expects 2 inputs, model provides 1");
 }
 
 }  // namespace

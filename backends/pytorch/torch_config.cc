@@ -92,7 +92,6 @@ StatusOr<TorchModelConfig> ParseTorchModelConfig(std::string_view json) {
   drop(config.base.inputs, config.controls);
   drop(config.base.inputs, config.state_inputs);
   drop(config.base.outputs, config.state_outputs);
-  config.has_batch_input = NonEmptyArray(doc, "batch_input") || NonEmptyArray(doc, "batch_output");
   return config;
 }
 

@@ -29,7 +29,6 @@ struct TorchModelConfig {
   std::vector<SequenceTensor> controls;       // sequence_batching.control_input[].name
   std::vector<SequenceTensor> state_inputs;   // sequence_batching.state[].input_name
   std::vector<SequenceTensor> state_outputs;  // sequence_batching.state[].output_name
-  bool has_batch_input = false;               // batch_input / batch_output present
 };
 
 // Parses the JSON configuration. Errors are InvalidArgument naming the field.
@@ -47,8 +46,8 @@ struct TorchSettings {
   std::optional<bool> tensor_fuser;
   bool weight_sharing = false;  // ENABLE_WEIGHT_SHARING: instances share one module
   // INTRA_OP_THREAD_COUNT: OpenMP threads each instance's forward may use; 0 = libtorch's default
-  // (one per physical core or OMP_NUM_THREADS; the runtime substitutes the number at load). Applied to the thread that runs
-  // forward, so it is per instance.
+  // (one per physical core or OMP_NUM_THREADS; the runtime substitutes the number at load). Applied
+  // to the thread that runs forward, so it is per instance.
   int intra_op_threads = 1;
   // INTER_OP_THREAD_COUNT: libtorch's process-wide inter-op pool (torch.jit.fork); the first value
   // the process applies wins.

@@ -87,7 +87,6 @@ TEST(TorchModelConfigTest, ReadsSequenceControlsAndStates) {
   EXPECT_EQ(config->state_inputs[0].name, "STATE__2");
   EXPECT_EQ(config->state_outputs[0].name, "OUTPUT_STATE__1");
   EXPECT_THAT(config->state_outputs[0].dims, ElementsAre(1));
-  EXPECT_FALSE(config->has_batch_input);
 }
 
 TEST(TorchModelConfigTest, SupportedTypes) {

@@ -229,7 +229,7 @@ Status TorchInstance::WriteTensor(const Binding& spec, const at::Tensor& value, 
         (type ? TypeName(*type) : std::string(c10::toString(value.scalar_type()))));
   }
   const bool batching = plan_->max_batch_size > 0;
-  if (!ShapeMatches(spec.shape, value.sizes(), batching, batch_size)) {
+  if (!spec.scatter && !ShapeMatches(spec.shape, value.sizes(), batching, batch_size)) {
     return ShapeError(spec, value.sizes(), batching, batch_size);
   }
   const at::Tensor dense = value.device().is_cpu() ? value.contiguous() : value.cpu().contiguous();
@@ -247,7 +247,7 @@ Status TorchInstance::WriteStrings(const Binding& spec, const c10::List<c10::IVa
   const int64_t n = static_cast<int64_t>(list.size());
   const bool batching = plan_->max_batch_size > 0;
   const std::vector<int64_t> shape{n};
-  if (!ShapeMatches(spec.shape, c10::IntArrayRef(shape), batching, batch_size)) {
+  if (!spec.scatter && !ShapeMatches(spec.shape, c10::IntArrayRef(shape), batching, batch_size)) {
     return ShapeError(spec, c10::IntArrayRef(shape), batching, batch_size);
   }
   size_t byte_size = 0;

@@ -213,6 +213,7 @@ class TorchRuntime final : public backend::Backend {
                             LoadModule(name, options.model_path, settings->inference_mode));
     NEREID_ASSIGN_OR_RETURN(ForwardSignature sig, ReadSignature(name, *module));
     NEREID_ASSIGN_OR_RETURN(IoPlan io, PlanModelIo(name, config, sig));
+    for (const std::string& warning : io.warnings) Log(log_, LogLevel::kWarning, warning);
     auto plan = std::make_shared<ExecutionPlan>();
     plan->model_name = name;
     plan->max_batch_size = config.base.max_batch_size;

@@ -277,9 +277,10 @@ BROKEN = {
     "bad_parameter": "parameter 'INTRA_OP_THREAD_COUNT' must be an integer",
     "string_on_tensor": "TYPE_STRING inputs need List[str]",
     "no_model_file": "unable to find '",
-    "unnamed_inputs": "input 'x' is neither an argument of the model's forward (a, b) nor "
-                      "follows the <name>__<index> naming convention",
-    "unnamed_outputs": "output 'sum' does not follow the <name>__<index> naming convention",
+    "unnamed_inputs_count": "unable to load model 'unnamed_inputs_count', configuration expects "
+                            "3 inputs, model provides 2",
+    "unnamed_outputs_count": "output 'product' refers to output index 2, but the model's forward "
+                             "returns 2 value(s)",
 }
 
 

@@ -156,18 +156,6 @@ TEST(ValidateModelConfigTest, LabelFilenameMustStayInsideModelDirectory) {
   ExpectInvalid(config, {"output 'OUT'", "'label_filename'"});
 }
 
-TEST(ValidateModelConfigTest, BatchInputSourceMustExist) {
-  auto config = Make(
-      "batch_input [ { kind: BATCH_ELEMENT_COUNT target_name: \"N\" "
-      "data_type: TYPE_INT32 source_input: \"NOPE\" } ]");
-  ExpectInvalid(config, {"batch_input", "'source_input' 'NOPE'"});
-}
-
-TEST(ValidateModelConfigTest, BatchOutputTargetMustExist) {
-  auto config = Make("batch_output [ { target_name: \"NOPE\" source_input: \"IN\" } ]");
-  ExpectInvalid(config, {"batch_output", "'target_name' 'NOPE'"});
-}
-
 TEST(ValidateModelConfigTest, LatestNeedsAtLeastOneVersion) {
   auto config = Make("version_policy { latest { num_versions: 0 } }");
   ExpectInvalid(config, {"model 'm'", "'version_policy.latest.num_versions' must be >= 1"});

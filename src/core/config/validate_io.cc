@@ -114,22 +114,42 @@ Status ValidateInputFormat(const inference::ModelConfig& config, const inference
   return Status::Ok();
 }
 
+// Triton's ValidateBatchIO (texts included), plus what a backend would otherwise trip over:
+// a batch input needs a target name, and its target names are new model inputs (not configured
+// inputs, not another batch input's).
 Status ValidateBatchInputs(const inference::ModelConfig& config,
                            const std::set<std::string>& inputs) {
+  std::set<std::string> targets;
   for (const auto& bi : config.batch_input()) {
-    const std::string kind = inference::BatchInput::Kind_Name(bi.kind());
     if (!inference::BatchInput::Kind_IsValid(bi.kind())) {
-      return ModelError(config, "batch_input: unknown 'kind' " + std::to_string(bi.kind()));
+      return ModelError(config, "unknown batch input kind '" + std::to_string(bi.kind()) + "'");
     }
+    const std::string kind = inference::BatchInput::Kind_Name(bi.kind());
     if (bi.source_input_size() != 1) {
-      return ModelError(config, "batch_input kind '" + kind + "' expects 1 'source_input', got " +
+      return ModelError(config, "batch input kind '" + kind + "' expects 1 source input, got " +
                                     std::to_string(bi.source_input_size()));
     }
     if (bi.data_type() != inference::TYPE_INT32 && bi.data_type() != inference::TYPE_FP32) {
-      return ModelError(config, "batch_input 'data_type' must be TYPE_INT32 or TYPE_FP32");
+      return ModelError(config, "batch input data type must be TYPE_INT32 or TYPE_FP32");
     }
     if (!inputs.contains(bi.source_input(0))) {
-      return ModelError(config, "batch_input: unknown 'source_input' '" + bi.source_input(0) + "'");
+      return ModelError(config, "unknown source input name '" + bi.source_input(0) + "'");
+    }
+    if (bi.target_name_size() == 0) {
+      return ModelError(config, "batch input kind '" + kind + "' must specify a 'target_name'");
+    }
+    for (const std::string& target : bi.target_name()) {
+      if (target.empty()) {
+        return ModelError(config, "batch input kind '" + kind + "' has an empty 'target_name'");
+      }
+      if (inputs.contains(target)) {
+        return ModelError(config, "batch input target name '" + target +
+                                      "' is also the name of a configured input");
+      }
+      if (!targets.insert(target).second) {
+        return ModelError(config,
+                          "batch input target name '" + target + "' can only be specified once");
+      }
     }
   }
   return Status::Ok();
@@ -138,26 +158,31 @@ Status ValidateBatchInputs(const inference::ModelConfig& config,
 Status ValidateBatchOutputs(const inference::ModelConfig& config,
                             const std::set<std::string>& inputs,
                             const std::set<std::string>& outputs) {
+  std::set<std::string> all_targets;
   for (const auto& bo : config.batch_output()) {
     if (!inference::BatchOutput::Kind_IsValid(bo.kind())) {
-      return ModelError(config, "batch_output: unknown 'kind' " + std::to_string(bo.kind()));
+      return ModelError(config, "unknown batch output kind '" + std::to_string(bo.kind()) + "'");
     }
     if (bo.source_input_size() != 1) {
-      return ModelError(config, "batch_output expects 1 'source_input', got " +
-                                    std::to_string(bo.source_input_size()));
+      return ModelError(
+          config, "batch output kind '" + inference::BatchOutput::Kind_Name(bo.kind()) +
+                      "' expects 1 source input, got " + std::to_string(bo.source_input_size()));
     }
     if (!inputs.contains(bo.source_input(0))) {
-      return ModelError(config,
-                        "batch_output: unknown 'source_input' '" + bo.source_input(0) + "'");
+      return ModelError(config, "unknown source input name '" + bo.source_input(0) + "'");
     }
     std::set<std::string> targets;
     for (const std::string& target : bo.target_name()) {
       if (!outputs.contains(target)) {
-        return ModelError(config, "batch_output: unknown 'target_name' '" + target + "'");
+        return ModelError(config, "unknown target output name '" + target + "'");
       }
       if (!targets.insert(target).second) {
-        return ModelError(config,
-                          "batch_output: 'target_name' '" + target + "' is specified twice");
+        return ModelError(config, "target output name '" + target + "' can only be specified once");
+      }
+      // Nereid: one output scattered two ways has no meaning.
+      if (!all_targets.insert(target).second) {
+        return ModelError(config, "target output name '" + target +
+                                      "' is the target of more than one batch output");
       }
     }
   }

@@ -5,14 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "core/model/batch_io.h"
+
 namespace nereid {
 namespace {
 
 // Collects backend outputs into InferOutputs, mapping model-side shapes back to config dims.
 class ResponseOutputs final : public backend::OutputAllocator {
  public:
-  ResponseOutputs(const ModelInfo& model, const InferenceRequest& request)
-      : model_(model), request_(request) {
+  ResponseOutputs(const ModelInfo& model, const InferenceRequest& request,
+                  std::span<const InferenceRequest* const> items)
+      : model_(model), request_(request), items_(items) {
     outputs_.reserve(model_.outputs.size());  // Allocate hands out spans into these strings
   }
 
@@ -42,7 +45,14 @@ class ResponseOutputs final : public backend::OutputAllocator {
     InferOutput out;
     out.name = spec->name;
     out.data_type = data_type;
-    if (spec->has_reshape) {
+    const BatchOutputSpec* scatter = model_.FindBatchOutput(name);
+    if (scatter != nullptr) {
+      out.shape.assign(shape.begin(), shape.end());
+      if (items_.size() == 1) {
+        NEREID_ASSIGN_OR_RETURN(out.shape, ScatterShape(model_, *spec, *scatter, *items_[0]));
+        NEREID_RETURN_IF_ERROR(CheckScatterSize(*spec, out.shape, byte_size));
+      }
+    } else if (spec->has_reshape) {
       NEREID_ASSIGN_OR_RETURN(out.shape,
                               Relayout(shape, model_.max_batch_size > 0, spec->dims, spec->name));
     } else {
@@ -79,8 +89,20 @@ class ResponseOutputs final : public backend::OutputAllocator {
   }
 
  private:
+  Status CheckScatterSize(const TensorSpec& spec, const Shape& shape, size_t byte_size) const {
+    if (spec.data_type == DataType::kBytes) return Status::Ok();
+    NEREID_ASSIGN_OR_RETURN(size_t expected, FixedByteSize(spec.data_type, shape, spec.name));
+    if (expected != byte_size) {
+      return Internal("model '" + model_.name + "' produced batch output '" + spec.name + "' of " +
+                      std::to_string(byte_size) + " bytes, the request's shape " +
+                      ShapeToString(shape) + " needs " + std::to_string(expected));
+    }
+    return Status::Ok();
+  }
+
   const ModelInfo& model_;
   const InferenceRequest& request_;
+  const std::span<const InferenceRequest* const> items_;
   std::vector<InferOutput> outputs_;  // never grows past the reservation
 };
 
@@ -89,16 +111,32 @@ class ResponseOutputs final : public backend::OutputAllocator {
 StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
     backend::ModelInstance& instance, const ModelInfo& model,
     std::unique_ptr<InferenceRequest> request, int64_t batch_size, ExecutionTimes* times) {
+  const InferenceRequest* item = request.get();
+  return RunOnInstance(instance, model, std::move(request), batch_size,
+                       std::span<const InferenceRequest* const>(&item, 1), times);
+}
+
+StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
+    backend::ModelInstance& instance, const ModelInfo& model,
+    std::unique_ptr<InferenceRequest> request, int64_t batch_size,
+    std::span<const InferenceRequest* const> items, ExecutionTimes* times) {
   times->compute_start = NowNs();
   times->input_end = times->output_start = times->compute_end = 0;
   const bool batching = model.max_batch_size > 0;
-  std::vector<Shape> shapes;
+  std::vector<BatchInputTensor> batch_inputs;
+  if (model.HasBatchIo()) {
+    NEREID_ASSIGN_OR_RETURN(batch_inputs, MakeBatchInputs(model, items));
+  }
+  std::vector<Shape> shapes;  // `refs` point into it: never grows past the reservation
   shapes.reserve(request->inputs.size());
   std::vector<backend::TensorRef> refs;
-  refs.reserve(request->inputs.size());
+  refs.reserve(request->inputs.size() + batch_inputs.size());
   for (const InferInput& in : request->inputs) {
     const TensorSpec* spec = model.FindInput(in.name);
-    if (spec != nullptr && spec->has_reshape) {
+    if (spec != nullptr && spec->ragged) {
+      NEREID_ASSIGN_OR_RETURN(Shape s, RaggedInputShape(in.name, items));
+      shapes.push_back(std::move(s));
+    } else if (spec != nullptr && spec->has_reshape) {
       NEREID_ASSIGN_OR_RETURN(Shape s, Relayout(in.shape, batching, spec->reshape, in.name));
       shapes.push_back(std::move(s));
     } else {
@@ -106,7 +144,10 @@ StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
     }
     refs.push_back({in.name, in.data_type, shapes.back(), in.data});
   }
-  ResponseOutputs outputs(model, *request);
+  for (const BatchInputTensor& t : batch_inputs) {
+    refs.push_back({t.name, t.data_type, t.shape, t.data});
+  }
+  ResponseOutputs outputs(model, *request, items);
   backend::ExecuteTimes backend_times;
   backend::ExecuteArgs args{refs, &outputs, batching ? batch_size : 0, &backend_times};
   const uint64_t execute_start = NowNs();

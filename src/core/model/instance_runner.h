@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
@@ -16,10 +17,18 @@ namespace nereid {
 
 // `batch_size` is what ValidateRequest returned. On success the response owns the outputs and
 // takes over the request. `times` (required) receives when each phase ran, success or not.
-StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(backend::ModelInstance& instance,
-                                                           const ModelInfo& model,
-                                                           std::unique_ptr<InferenceRequest> request,
-                                                           int64_t batch_size,
-                                                           ExecutionTimes* times);
+StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
+    backend::ModelInstance& instance, const ModelInfo& model,
+    std::unique_ptr<InferenceRequest> request, int64_t batch_size, ExecutionTimes* times);
+
+// The same for an execution made of several requests gathered into `request` (batch_runner.h):
+// `items` are those requests in batch order (alive for the call). Models with ragged inputs,
+// batch inputs or batch outputs need them (batch_io.h): ragged inputs are passed flat, batch
+// inputs are added, and with a single item a batch output gets that item's shape (several items
+// keep the model's shape; the caller scatters).
+StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
+    backend::ModelInstance& instance, const ModelInfo& model,
+    std::unique_ptr<InferenceRequest> request, int64_t batch_size,
+    std::span<const InferenceRequest* const> items, ExecutionTimes* times);
 
 }  // namespace nereid

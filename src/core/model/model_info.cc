@@ -28,9 +28,24 @@ ModelInfo ModelInfo::FromConfig(const inference::ModelConfig& config, int64_t ve
   for (const auto& in : config.input()) {
     TensorSpec spec = SpecFrom(in);
     spec.optional = in.optional();
+    spec.ragged = in.allow_ragged_batch();
     info.inputs.push_back(std::move(spec));
   }
   for (const auto& out : config.output()) info.outputs.push_back(SpecFrom(out));
+  for (const auto& bi : config.batch_input()) {
+    BatchInputSpec spec;
+    spec.kind = static_cast<BatchInputKind>(bi.kind());  // same numbering
+    spec.target_names.assign(bi.target_name().begin(), bi.target_name().end());
+    spec.data_type = static_cast<DataType>(bi.data_type());
+    if (!bi.source_input().empty()) spec.source_input = bi.source_input(0);
+    info.batch_inputs.push_back(std::move(spec));
+  }
+  for (const auto& bo : config.batch_output()) {
+    BatchOutputSpec spec;
+    spec.target_names.assign(bo.target_name().begin(), bo.target_name().end());
+    if (!bo.source_input().empty()) spec.source_input = bo.source_input(0);
+    info.batch_outputs.push_back(std::move(spec));
+  }
   // emplace keeps the first of repeated names, as the scan would find it.
   for (size_t i = 0; i < info.inputs.size(); ++i) info.input_index_.emplace(info.inputs[i].name, i);
   for (size_t i = 0; i < info.outputs.size(); ++i) {
@@ -51,6 +66,23 @@ const TensorSpec* ModelInfo::Find(const std::vector<TensorSpec>& specs, const In
   }
   for (const auto& t : specs) {
     if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+bool ModelInfo::HasBatchIo() const {
+  if (!batch_inputs.empty() || !batch_outputs.empty()) return true;
+  for (const auto& in : inputs) {
+    if (in.ragged) return true;
+  }
+  return false;
+}
+
+const BatchOutputSpec* ModelInfo::FindBatchOutput(std::string_view output) const {
+  for (const auto& bo : batch_outputs) {
+    for (const auto& t : bo.target_names) {
+      if (t == output) return &bo;
+    }
   }
   return nullptr;
 }

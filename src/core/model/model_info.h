@@ -21,10 +21,38 @@ namespace nereid {
 struct TensorSpec {
   std::string name;
   DataType data_type = DataType::kInvalid;
-  Shape dims;          // without the batch dimension
+  Shape dims;  // without the batch dimension
   bool has_reshape = false;
-  Shape reshape;       // model-side dims (without batch) when has_reshape
+  Shape reshape;  // model-side dims (without batch) when has_reshape
   bool optional = false;
+  bool ragged = false;  // allow_ragged_batch (inputs only)
+};
+
+// Triton's batch_input kinds (model_config.proto numbering).
+enum class BatchInputKind {
+  kElementCount = 0,
+  kAccumulatedElementCount = 1,
+  kAccumulatedElementCountWithZero = 2,
+  kMaxElementCountAsShape = 3,
+  kItemShape = 4,
+  kItemShapeFlatten = 5,
+};
+
+// An extra model input computed from the whole batch (config `batch_input`); validated config:
+// one source input, INT32 or FP32, at least one target name.
+struct BatchInputSpec {
+  BatchInputKind kind = BatchInputKind::kElementCount;
+  std::vector<std::string> target_names;
+  DataType data_type = DataType::kInt32;
+  std::string source_input;
+};
+
+// An output the model returns for the whole batch and the core scatters back to the requests,
+// each getting the output's dims with every -1 taken from its `source_input` shape (config
+// `batch_output`, kind BATCH_SCATTER_WITH_INPUT_SHAPE, the only kind).
+struct BatchOutputSpec {
+  std::vector<std::string> target_names;
+  std::string source_input;
 };
 
 struct ModelInfo {
@@ -33,6 +61,14 @@ struct ModelInfo {
   int max_batch_size = 0;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
+  std::vector<BatchInputSpec> batch_inputs;
+  std::vector<BatchOutputSpec> batch_outputs;
+
+  // True when executions need the per-request view of batch_io.h (ragged inputs, batch inputs
+  // or batch outputs).
+  bool HasBatchIo() const;
+  // The batch_output that lists `output` as a target, or nullptr.
+  const BatchOutputSpec* FindBatchOutput(std::string_view output) const;
 
   static ModelInfo FromConfig(const inference::ModelConfig& config, int64_t version);
   // O(1) for a ModelInfo from FromConfig (request validation looks up every tensor a client

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/model/batch_io.h"
 #include "core/model/instance_runner.h"
 
 namespace nereid {
@@ -112,9 +113,45 @@ StatusOr<std::vector<size_t>> ItemOffsets(const ModelInfo& model, const InferOut
   return offsets;
 }
 
+// Byte offsets of each request's part of batch output `out` (requests + 1 entries) and the shape
+// each request receives: the model returned the whole batch's values one request after another.
+StatusOr<std::vector<size_t>> ScatterOffsets(
+    const ModelInfo& model, const InferOutput& out, const BatchOutputSpec& scatter,
+    const std::vector<std::unique_ptr<InferenceRequest>>& requests, std::vector<Shape>* shapes) {
+  const TensorSpec* spec = model.FindOutput(out.name);
+  if (spec == nullptr)
+    return Internal("model '" + model.name + "' has no output '" + out.name + "'");
+  std::vector<size_t> offsets{0};
+  size_t pos = 0;
+  for (const auto& r : requests) {
+    NEREID_ASSIGN_OR_RETURN(Shape shape, ScatterShape(model, *spec, scatter, *r));
+    const std::optional<int64_t> count = ElementCount(shape);
+    if (!count) return Internal("batch output '" + out.name + "' has an invalid shape");
+    if (out.data_type != DataType::kBytes) {
+      pos += static_cast<size_t>(*count) * DataTypeByteSize(out.data_type);
+    } else {
+      for (int64_t e = 0; e < *count && pos + 4 <= out.data.size(); ++e) {
+        uint32_t len = 0;
+        std::memcpy(&len, out.data.data() + pos, 4);
+        pos += 4 + len;
+      }
+    }
+    if (pos > out.data.size()) break;
+    offsets.push_back(pos);
+    shapes->push_back(std::move(shape));
+  }
+  if (pos != out.data.size()) {
+    return Internal("model '" + model.name + "' produced batch output '" + out.name + "' of " +
+                    std::to_string(out.data.size()) +
+                    " bytes, which does not match the requests' shapes of input '" +
+                    scatter.source_input + "'");
+  }
+  return offsets;
+}
+
 }  // namespace
 
-std::string BatchShapeKey(const InferenceRequest& request) {
+std::string BatchShapeKey(const InferenceRequest& request, const ModelInfo* model) {
   std::vector<const InferInput*> inputs;
   inputs.reserve(request.inputs.size());
   for (const auto& in : request.inputs) inputs.push_back(&in);
@@ -125,6 +162,11 @@ std::string BatchShapeKey(const InferenceRequest& request) {
     key += in->name;
     key += '\0';
     key += static_cast<char>(in->data_type);
+    const TensorSpec* spec = model != nullptr ? model->FindInput(in->name) : nullptr;
+    if (spec != nullptr && spec->ragged) {
+      key += '\1';  // any shape batches with any other
+      continue;
+    }
     for (size_t d = 1; d < in->shape.size(); ++d) {
       key.append(reinterpret_cast<const char*>(&in->shape[d]), sizeof(int64_t));
     }
@@ -154,14 +196,24 @@ std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
   const uint64_t gather_start = NowNs();
   auto merged = Gather(model, requests, total);
   if (!merged.ok()) return fail_all(merged.status());
-  auto batch = RunOnInstance(instance, model, std::move(merged).value(), total, times);
+  std::vector<const InferenceRequest*> items;
+  items.reserve(requests.size());
+  for (const auto& r : requests) items.push_back(r.get());
+  auto batch = RunOnInstance(instance, model, std::move(merged).value(), total, items, times);
   times->compute_start = gather_start;  // gathering is part of preparing the inputs
   if (!batch.ok()) return fail_all(batch.status());
   InferenceResponse& all = **batch;
 
   std::vector<std::vector<size_t>> offsets;
   offsets.reserve(all.outputs.size());
+  std::vector<std::vector<Shape>> scatter_shapes(all.outputs.size());  // empty unless scattered
   for (const InferOutput& out : all.outputs) {
+    if (const BatchOutputSpec* scatter = model.FindBatchOutput(out.name)) {
+      auto o = ScatterOffsets(model, out, *scatter, requests, &scatter_shapes[offsets.size()]);
+      if (!o.ok()) return fail_all(o.status());
+      offsets.push_back(std::move(o).value());
+      continue;
+    }
     auto o = ItemOffsets(model, out, total);
     if (!o.ok()) return fail_all(o.status());
     offsets.push_back(std::move(o).value());
@@ -193,13 +245,18 @@ std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
         break;
       }
       const InferOutput& src = all.outputs[k];
-      const size_t begin = offsets[k][static_cast<size_t>(first_item)];
-      const size_t end = offsets[k][static_cast<size_t>(first_item + n)];
+      const bool scattered = !scatter_shapes[k].empty();
+      const size_t begin = offsets[k][scattered ? i : static_cast<size_t>(first_item)];
+      const size_t end = offsets[k][scattered ? i + 1 : static_cast<size_t>(first_item + n)];
       InferOutput out;
       out.name = src.name;
       out.data_type = src.data_type;
-      out.shape = src.shape;
-      out.shape[0] = n;
+      if (scattered) {
+        out.shape = scatter_shapes[k][i];
+      } else {
+        out.shape = src.shape;
+        out.shape[0] = n;
+      }
       out.data.assign(src.data.data() + begin, end - begin);
       response->outputs.push_back(std::move(out));
     }

@@ -19,12 +19,15 @@
 namespace nereid {
 
 // Requests with equal keys can be gathered into one batch: the same input names, data types and
-// shapes after the batch dimension. The key is exact (no hash collisions).
-std::string BatchShapeKey(const InferenceRequest& request);
+// shapes after the batch dimension, except for the shapes of `model`'s ragged inputs
+// (allow_ragged_batch; Triton batches those whatever their shapes). The key is exact (no hash
+// collisions).
+std::string BatchShapeKey(const InferenceRequest& request, const ModelInfo* model = nullptr);
 
 // `requests` share one BatchShapeKey; `batch_sizes[i]` is what ValidateRequest returned for
 // requests[i] (>= 1). Returns one result per request, in order: on success the response owns its
 // outputs and takes over its request; a failed execution fails every request with its status.
+// Batch outputs (batch_io.h) are scattered by each request's shape of their source input.
 // `times` (required) receives when the single execution's phases ran.
 std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
     backend::ModelInstance& instance, const ModelInfo& model,

@@ -130,7 +130,7 @@ void DynamicBatchScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   Entry entry;
   entry.deadline_ns =
       timeout_us == 0 ? 0 : SaturatingAdd(job.queue_start_ns, MicrosToNanos(timeout_us));
-  entry.shape_key = BatchShapeKey(*job.request);
+  entry.shape_key = BatchShapeKey(*job.request, model_);
 
   UniqueLock lock(mu_);
   if (stopping_) {
