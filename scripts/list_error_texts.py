@@ -144,6 +144,8 @@ for base in ("src", "backends"):
                     if inner:
                         code = CODE[inner.group(1)]
                         arg = '"failed to load \'" + name + "\', " + ' + inner.group(2)
+                elif fn_ == "LoadFailed" and len(parts) >= 2:  # model_repository.cc
+                    arg = '"load failed for model \'" + name + "\': " + ' + ",".join(parts[1:])
                 elif fn_ == "Status" and len(parts) >= 2:
                     code = "(as wrapped)"; arg = ",".join(parts[1:])
                 elif fn_ == "BadPath" and len(parts) >= 2:
