@@ -5,13 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/scheduler/sequence/sequence_batch_scheduler.h"
-
 #include <cstring>
 #include <future>
 #include <mutex>
 
 #include "core/scheduler/scheduler_test_support.h"
+#include "core/scheduler/sequence/sequence_batch_scheduler.h"
 
 namespace nereid {
 namespace {
