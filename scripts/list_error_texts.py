@@ -39,6 +39,9 @@ def name_of(expr):
     expr = expr.strip()
     if re.fullmatch(r'ShapeToString\(.*\)\.substr\(1\)', expr):  # "[a,b]" without its "["
         return "<dims>]"
+    m = re.fullmatch(r'LoadError\((.*)\)', expr, re.S)  # backends/pytorch/io_plan.cc
+    if m and len(split_top(m.group(1), ",")) == 2:
+        return "unable to load model '<model_name>', " + render(split_top(m.group(1), ",")[1])
     if re.fullmatch(r'Prefix\(\w+\)', expr):  # request_validator.cc: "[request id: <id>] "
         return "[request id: <id>] "
     m = re.fullmatch(r'(?:std::string\()?(k[A-Z]\w*)\)?', expr)
