@@ -9,7 +9,8 @@ lists each of them next to Triton's; run this after adding an error to find what
 
 A row covers a text when one of the backticked texts in its text column equals it once every
 <placeholder> on both sides is taken as "any value" (so the table may name values its own way).
-A text the sources build in two ways (a conditional) is listed once per way."""
+A text the sources build in two ways (a conditional) is listed once per way; a message first
+kept in a `std::string` variable is followed to its assignment."""
 
 import os
 import re
@@ -69,6 +70,25 @@ def render(arg):
         else:
             out += name_of(tok)
     return out.replace("\\'", "'").replace('\\"', '"')
+
+def assigned(text, var, before):
+    """The expression last assigned to `std::string var` in `text` before offset `before`, joined
+    into one line (None when there is none)."""
+    found = None
+    for a in re.finditer(r"\bstd::string\s+" + var + r"\s*=\s*", text[:before]):
+        found = a
+    if found is None:
+        return None
+    i = found.end()
+    while i < len(text) and text[i] != ";":
+        if text[i] == '"':
+            j = i + 1
+            while text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            i = j
+        i += 1
+    return " ".join(text[found.end():i].split())
+
 
 def ternary(arg):
     """(condition, a, b) when `arg` is one top-level `c ? a : b` whose branches hold literals."""
@@ -135,6 +155,8 @@ for base in ("src", "backends"):
                     i += 1
                 arg = " ".join(text[m.end():i-1].split())
                 if m.group(1) == "OverrideFailed": inside = i
+                if re.fullmatch(r"\w+", arg):  # a message built first: `std::string x = ...;`
+                    arg = assigned(text, arg, m.start()) or arg
                 if '"' not in arg: continue
                 fn_ = m.group(1); code = CODE.get(fn_, ""); ways = None
                 parts = split_top(arg, ",")
