@@ -1,7 +1,7 @@
 """Issue 13 item 7 follow-up through Triton's own client: ragged batching under the sequence
 batcher. Three sequences whose ragged input has different shapes run as one execution under the
-Direct strategy (8 slots, minimum_slot_utilization 0.375: it waits up to 1 s for 3 slots to hold
-a request) and under the Oldest strategy (preferred batch size 3, 1 s queue delay), and each request
+Direct strategy (8 slots, minimum_slot_utilization 0.375: it waits up to 2 s for 3 slots to hold
+a request) and under the Oldest strategy (preferred batch size 3, 2 s queue delay), and each request
 gets its own part of every batch input and of the scattered batch output, as with the dynamic
 batcher (test_client_ragged.py).
 
@@ -24,11 +24,11 @@ from helpers import repo
 LENGTHS = [3, 1, 2]  # one request of its own sequence each; all three make one execution
 
 DIRECT = ("sequence_batching {\n  max_sequence_idle_microseconds: 5000000\n  direct {\n"
-          "    max_queue_delay_microseconds: 1000000\n    minimum_slot_utilization: 0.375\n"
+          "    max_queue_delay_microseconds: 2000000\n    minimum_slot_utilization: 0.375\n"
           "  }\n}\n")
 OLDEST = ("sequence_batching {\n  max_sequence_idle_microseconds: 5000000\n  oldest {\n"
           "    max_candidate_sequences: 8\n    preferred_batch_size: [ 3 ]\n"
-          "    max_queue_delay_microseconds: 1000000\n  }\n}\n")
+          "    max_queue_delay_microseconds: 2000000\n  }\n}\n")
 # model name -> (fixture it copies, sequence_batching block, ragged input name)
 MODELS = {
     "seq_ragged_direct": ("ragged_onnx", DIRECT, "IN"),
