@@ -324,3 +324,45 @@ def test_listed_output_without_binary_data_is_json_asyncio(server):
         finally:
             await c.close()
     asyncio.run(run())
+
+
+# ------------------------------------------- Triton's words for batch dimensions, parameters, loads
+
+
+def test_input_without_a_batch_dimension(server):
+    for name, c in clients(server):
+        m = module_of(name)
+        i = m.InferInput("INPUT0", [], "FP32")
+        i.set_data_from_numpy(np.asarray(1.0, dtype=np.float32))
+        assert message(lambda: c.infer("identity_fp32", [i])) == (
+            "[request id: <id_unknown>] input 'INPUT0' has no shape but model requires batch "
+            "dimension for 'identity_fp32'"), name
+        assert message(lambda: c.infer("identity_fp32", [i], request_id="r7")).startswith(
+            "[request id: r7] input 'INPUT0' has no shape"), name
+
+
+def test_grpc_parameter_without_a_value(server):
+    from tritonclient.grpc import service_pb2  # tritonclient's own stubs, not grpc_helpers'
+    c = grpcclient.InferenceServerClient(server.target())
+    request = service_pb2.ModelInferRequest(model_name="identity_fp32")
+    request.parameters["empty"].SetInParent()  # present, with no value set
+    tensor = request.inputs.add(name="INPUT0", datatype="FP32", shape=[1, 1])
+    tensor.contents.fp32_contents.append(1.0)
+    with pytest.raises(Exception) as e:
+        c._client_stub.ModelInfer(request)
+    assert e.value.details() == ("invalid value type for 'empty' parameter, expected int64_param, "
+                                 "bool_param, or string_param.")
+
+
+def test_failed_version_load_names_its_state(server):
+    config = json.dumps({
+        "name": "identity_fp32", "platform": "onnxruntime_onnx", "max_batch_size": 8,
+        "input": [{"name": "INPUT0", "data_type": "TYPE_FP32", "dims": [-1]}],
+        "output": [{"name": "NOPE", "data_type": "TYPE_FP32", "dims": [-1]}]})
+    for name, c in clients(server):
+        msg = message(lambda: c.load_model("identity_fp32", config=config))
+        assert msg.startswith("load failed for model 'identity_fp32': version 1 is at UNAVAILABLE "
+                              "state: Invalid argument: unable to load model 'identity_fp32', "), \
+            (name, msg)
+        assert msg.endswith(";"), (name, msg)
+        assert c.is_model_ready("identity_fp32"), name  # the old version keeps serving

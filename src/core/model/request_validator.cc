@@ -129,13 +129,13 @@ StatusOr<int64_t> ValidateRequest(const ModelInfo& model, const InferenceRequest
     if (batching) {
       if (in.shape.empty()) {
         return InvalidArgument(Prefix(r) + "input '" + in.name +
-                               "' has no batch dimension; model '" + model.name +
-                               "' expects shape [-1," + ShapeToString(spec.dims).substr(1));
+                               "' has no shape but model requires batch dimension for '" +
+                               model.name + "'");
       }
       if (batch == -1) batch = in.shape[0];
       if (in.shape[0] != batch) {
-        return InvalidArgument(Prefix(r) + "inputs of model '" + model.name +
-                               "' must have the same batch size");
+        return InvalidArgument(Prefix(r) + "input '" + in.name +
+                               "' batch size does not match other inputs for '" + model.name + "'");
       }
       dims = dims.subspan(1);
     }

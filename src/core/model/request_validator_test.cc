@@ -93,6 +93,22 @@ TEST(RequestValidatorTest, WrongShapeAndBatch) {
   EXPECT_NE(Message(ValidateRequest(AddSub(8), zero.r)).find(">= 1"), std::string::npos);
 }
 
+// Triton's words (core InferenceRequest::Normalize) for an input without a batch dimension and
+// for inputs whose batch sizes differ.
+TEST(RequestValidatorTest, MissingOrDifferingBatchDimension) {
+  Req q({1, 16});
+  q.r.id = "r1";
+  q.r.inputs[1].shape = {};
+  EXPECT_EQ(Message(ValidateRequest(AddSub(8), q.r)),
+            "[request id: r1] input 'INPUT1' has no shape but model requires batch dimension for "
+            "'simple'");
+  Req two({2, 16});
+  two.r.inputs[1].shape = {1, 16};
+  EXPECT_EQ(Message(ValidateRequest(AddSub(8), two.r)),
+            "[request id: <id_unknown>] input 'INPUT1' batch size does not match other inputs for "
+            "'simple'");
+}
+
 TEST(RequestValidatorTest, ByteSizeMismatch) {
   Req q({1, 16});
   q.r.inputs[0].data = q.r.inputs[0].data.subspan(0, 60);

@@ -303,8 +303,11 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
           LOG_INFO("successfully loaded '{}' version {}", name, v);
         } else {
           if (first_error.ok()) {
+            // Triton's words ("version 1 is at UNAVAILABLE state: Internal: ...;"), for the first
+            // failed version only.
             first_error = LoadFailed(
-                name, "version " + std::to_string(v) + ": " + it->second.status().message());
+                name, "version " + std::to_string(v) +
+                          " is at UNAVAILABLE state: " + it->second.status().ToString() + ";");
           }
           if (slot.model) {
             any_ready = true;  // the old version keeps serving

@@ -90,6 +90,20 @@ TEST_F(RepositoryTest, ReloadSwapsAndFailedReloadKeepsTheOldVersion) {
   EXPECT_EQ(States("m")[0].state, ModelState::kReady);
 }
 
+// A version whose backend load fails: Triton's "version <v> is at UNAVAILABLE state: <Code>: ...;".
+TEST_F(RepositoryTest, FailedVersionIsReportedInTritonsWords) {
+  WriteModel("m", IdentityConfig("m", 8,
+                                 "output [ { name: \"OUTPUT1\" data_type: TYPE_FP32 "
+                                 "dims: [ -1 ] } ]\n"));
+  Status s = repo_->Load("m", {});
+  ASSERT_EQ(s.code(), StatusCode::kInvalidArgument);
+  const std::string prefix =
+      "load failed for model 'm': version 1 is at UNAVAILABLE state: Invalid argument: ";
+  EXPECT_EQ(s.message().substr(0, prefix.size()), prefix) << s.message();
+  EXPECT_NE(s.message().find("as many inputs as outputs"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().back(), ';') << s.message();
+}
+
 TEST_F(RepositoryTest, LoadReevaluatesTheVersionPolicy) {
   WriteModel("m", IdentityConfig("m"));
   ASSERT_TRUE(repo_->Load("m", {}).ok());

@@ -15,6 +15,7 @@
 
 #include "core/request/inference_request.h"
 #include "core/scheduler/scheduler.h"
+#include "core/stats/model_stats.h"  // NowNs
 
 namespace nereid::test_support {
 

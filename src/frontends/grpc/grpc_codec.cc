@@ -207,7 +207,10 @@ StatusOr<ParameterValue> ParameterFromProto(const std::string& key,
     default:
       break;
   }
-  return InvalidArgument("parameter '" + ClientText(key) + "' has no value");
+  // Triton's words for a parameter whose value is not set (its text predates double_param and
+  // uint64_param, which both accept).
+  return InvalidArgument("invalid value type for '" + ClientText(key) +
+                         "' parameter, expected int64_param, bool_param, or string_param.");
 }
 
 void ParameterToProto(const ParameterValue& value, inference::InferParameter* p) {

@@ -188,7 +188,9 @@ TEST(GrpcCodec, RejectsReservedAndEmptyParameters) {
   EXPECT_THAT(DecodeModelInferRequest(m).status().message(), HasSubstr("reserved"));
   m = Message();
   (*m->mutable_parameters())["empty"];
-  EXPECT_THAT(DecodeModelInferRequest(m).status().message(), HasSubstr("'empty' has no value"));
+  EXPECT_EQ(DecodeModelInferRequest(m).status().message(),
+            "invalid value type for 'empty' parameter, expected int64_param, bool_param, or "
+            "string_param.");
 }
 
 TEST(GrpcCodec, SchedulePolicyParametersAreTyped) {

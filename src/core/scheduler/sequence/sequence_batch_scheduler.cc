@@ -170,7 +170,7 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
       if (!listed) request.outputs.push_back({s.output_name, {}});
     }
   }
-  job.shape_key = BatchShapeKey(request);
+  job.shape_key = BatchShapeKey(request, model_);  // ragged inputs batch whatever their shapes
   job.end = end;
   job.job = std::move(scheduler_job);
   const std::string key = job.corrid.Key();
@@ -380,9 +380,10 @@ void SequenceBatchScheduler::Run(size_t instance, std::vector<Taken>& batch, uin
     const StoredState* state = t.job.start ? nullptr : &t.seq->state;
     AddSequenceInputs(options_, t.job.start, t.job.end, true, t.job.corrid, state,
                       t.job.job.request.get());
-    keys.push_back(BatchShapeKey(*t.job.job.request));
+    keys.push_back(BatchShapeKey(*t.job.job.request, &exec_info_));
   }
-  // Requests whose shapes (state shapes included) differ run as separate executions.
+  // Requests whose shapes (state shapes included) differ run as separate executions, except for
+  // the shapes of ragged inputs (allow_ragged_batch), which batch whatever they are, as in Triton.
   std::vector<Result> results;
   results.reserve(batch.size());
   for (size_t k = 0; k < batch.size(); ++k) results.emplace_back(Internal("not executed"));

@@ -10,6 +10,9 @@
 //     sequence is offered to FormBatch (batch_former.h: preferred sizes, max_queue_delay), so a
 //     batch never holds two requests of one sequence; preserve_ordering delivers responses in the
 //     order requests left the queue.
+// Requests batch together when their inputs have equal names, data types and shapes, except for
+// the shapes of ragged inputs (allow_ragged_batch, BatchShapeKey), which batch whatever they are
+// under both strategies, as in Triton; a Direct filler row copies the first request's shapes.
 // Sequences beyond the slots wait in a backlog and take a slot as soon as one is freed (END taken
 // or idle release). A reaper thread releases sequences idle for max_sequence_idle_microseconds.
 // Cancellation (cancel_token.h): a sequence whose oldest queued request was cancelled is dropped
@@ -89,7 +92,7 @@ class SequenceBatchScheduler final : public Scheduler {
     bool end = false;  // the request's END flag (the END control input)
     CorrelationId corrid;
     std::vector<std::string> client_outputs;  // what the response keeps, in order
-    std::string shape_key;                    // BatchShapeKey of the client's inputs
+    std::string shape_key;                    // BatchShapeKey of the client's inputs (ragged-aware)
   };
   using Table = SequenceTable<Job, StoredState>;
   struct Taken {
