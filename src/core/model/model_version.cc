@@ -1,19 +1,26 @@
 #include "core/model/model_version.h"
 
-#include <thread>
+#include <cstdlib>
 
 #include "common/logging.h"
 #include "core/model/request_validator.h"
 #include "core/model/warmup.h"
 #include "core/scheduler/default_scheduler.h"
 #include "core/scheduler/dynamic_batch_scheduler.h"
-#include "core/stats/process_memory.h"
 #include "core/scheduler/sequence/sequence_batch_scheduler.h"
+#include "core/stats/process_memory.h"
 #include "model_config.pb.h"
 
 namespace nereid {
 
 ModelVersion::~ModelVersion() {
+  if (scheduler_ && scheduler_->IsExecutorThread()) {
+    // Stopping would join this very thread. The repository hands every served version to its
+    // reaper thread (served_version.h), so this is a bug, never a runtime condition.
+    LOG_ERROR("model '{}' version {} destroyed on one of its own executor threads", info_.name,
+              info_.version);
+    std::abort();
+  }
   if (scheduler_) scheduler_->Stop();
   scheduler_.reset();
   backend_model_.reset();
@@ -23,15 +30,9 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   const inference::ModelConfig& config = *options.config;
   const uint64_t load_start = options.load_started_ns != 0 ? options.load_started_ns : NowNs();
   const uint64_t resident_before = ResidentBytesTrimmed();
-  // The last reference may drop on one of the version's own executor threads (a request
-  // finishing after unload); destruction joins those threads, so it then moves to a fresh one.
-  std::shared_ptr<ModelVersion> mv(new ModelVersion(), [](ModelVersion* p) {
-    if (p->scheduler_ && p->scheduler_->IsExecutorThread()) {
-      std::thread([p] { delete p; }).detach();
-    } else {
-      delete p;
-    }
-  });
+  // Destruction joins the executors: a served version is destroyed on the repository's reaper
+  // thread (served_version.h), never on one of its own threads.
+  std::shared_ptr<ModelVersion> mv(new ModelVersion());
   mv->info_ = ModelInfo::FromConfig(config, options.version);
   mv->config_ = options.config;
   mv->config_json_ = options.config_json;
@@ -81,8 +82,8 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
     mv->stats_->SetMemoryUsage({{"CPU", 0, resident_after - resident_before}});
   }
   if (options.latency_observers != nullptr && *options.latency_observers) {
-    ObservedModel observed{config.name(), options.version,
-                           config.model_transaction_policy().decoupled(), {}};
+    ObservedModel observed{
+        config.name(), options.version, config.model_transaction_policy().decoupled(), {}};
     for (const auto& control : config.model_metrics().metric_control()) {
       const auto& buckets = control.histogram_options().buckets();
       observed.histogram_buckets.emplace_back(control.metric_identifier().family(),
@@ -126,8 +127,8 @@ void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
   job.request_start_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                    job.request->received_at.time_since_epoch())
                                                    .count());
-  job.done = [self, classify, done = std::move(done)](
-                 StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+  job.done = [self, classify,
+              done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
     if (classify && result.ok()) {
       Status s = ApplyClassification(self->info_, self->labels_, result->get());
       if (!s.ok()) result = s;
