@@ -283,8 +283,8 @@ class StreamCall {
   int inflight_ GUARDED_BY(mu_) = 0;  // inferences whose callback has not run
   // kStarting counts as reading: the done notification may arrive on another thread while OnNew
   // has not yet started the first Read, and must not delete the call under it.
-  Lifecycle<StreamReadState> read_ GUARDED_BY(mu_){StreamReadState::kStarting};
-  Lifecycle<StreamWriteState> write_ GUARDED_BY(mu_){StreamWriteState::kIdle};
+  Lifecycle<StreamReadState> read_ GUARDED_BY(mu_) = Lifecycle(StreamReadState::kStarting);
+  Lifecycle<StreamWriteState> write_ GUARDED_BY(mu_) = Lifecycle(StreamWriteState::kIdle);
   bool failed_ GUARDED_BY(mu_) = false;  // no more responses will be written
   bool done_ GUARDED_BY(mu_) = false;    // the done notification arrived
 };
