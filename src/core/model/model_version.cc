@@ -1,6 +1,6 @@
 #include "core/model/model_version.h"
 
-#include <thread>
+#include <cstdlib>
 
 #include "common/logging.h"
 #include "core/model/request_validator.h"
@@ -15,6 +15,13 @@
 namespace nereid {
 
 ModelVersion::~ModelVersion() {
+  if (scheduler_ && scheduler_->IsExecutorThread()) {
+    // Stopping would join this very thread. The repository hands every served version to its
+    // reaper thread (served_version.h), so this is a bug, never a runtime condition.
+    LOG_ERROR("model '{}' version {} destroyed on one of its own executor threads", info_.name,
+              info_.version);
+    std::abort();
+  }
   if (scheduler_) scheduler_->Stop();
   scheduler_.reset();
   backend_model_.reset();
@@ -24,15 +31,9 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   const inference::ModelConfig& config = *options.config;
   const uint64_t load_start = options.load_started_ns != 0 ? options.load_started_ns : NowNs();
   const uint64_t resident_before = ResidentBytesTrimmed();
-  // The last reference may drop on one of the version's own executor threads (a request
-  // finishing after unload); destruction joins those threads, so it then moves to a fresh one.
-  std::shared_ptr<ModelVersion> mv(new ModelVersion(), [](ModelVersion* p) {
-    if (p->scheduler_ && p->scheduler_->IsExecutorThread()) {
-      std::thread([p] { delete p; }).detach();
-    } else {
-      delete p;
-    }
-  });
+  // Destruction joins the executors: a served version is destroyed on the repository's reaper
+  // thread (served_version.h), never on one of its own threads.
+  std::shared_ptr<ModelVersion> mv(new ModelVersion());
   mv->info_ = ModelInfo::FromConfig(config, options.version);
   mv->config_ = options.config;
   mv->config_json_ = options.config_json;

@@ -1,7 +1,8 @@
 // ModelVersion: one loaded version of a model: its effective configuration, the backend's model
 // object, its instances and its scheduler. Shared (std::shared_ptr) between the repository and
-// every request in flight, so an unload never pulls a model from under a request: the last owner
-// destroys it.
+// every request in flight, so an unload never pulls a model from under a request. Destroying it
+// joins its executors, so it must never be destroyed on one of them: the repository wraps every
+// loaded version so that its last owner hands it to the reaper thread (served_version.h).
 //
 // Thread-safety: immutable after Load except for the scheduler, which is thread-safe.
 #pragma once
@@ -28,9 +29,9 @@ class ModelVersion {
   struct Options {
     int64_t version = 0;
     std::filesystem::path model_dir;
-    const BackendRegistry::Entry* backend = nullptr;       // outlives the model version
-    std::shared_ptr<const inference::ModelConfig> config;  // effective, validated
-    std::shared_ptr<const std::string> config_json;        // its Triton JSON rendering
+    const BackendRegistry::Entry* backend = nullptr;            // outlives the model version
+    std::shared_ptr<const inference::ModelConfig> config;       // effective, validated
+    std::shared_ptr<const std::string> config_json;             // its Triton JSON rendering
     const LatencyObserverFactory* latency_observers = nullptr;  // optional; outlives the call
     size_t max_sequence_backlog_size = 0;  // sequence batcher queue bound; 0: unbounded
     uint64_t load_started_ns = 0;  // NowNs() when loading the model began; 0: when Load begins
@@ -64,7 +65,7 @@ class ModelVersion {
   std::shared_ptr<const std::string> config_json_;
   OutputLabels labels_;  // label_filename contents, for classification
   std::unique_ptr<backend::Model> backend_model_;
-  std::unique_ptr<ModelStats> stats_;            // outlives scheduler_, which records into it
+  std::unique_ptr<ModelStats> stats_;     // outlives scheduler_, which records into it
   std::unique_ptr<Scheduler> scheduler_;  // destroyed before backend_model_ and stats_
 };
 

@@ -72,8 +72,7 @@ const char* ModelStateName(ModelState state) {
   return "UNKNOWN";
 }
 
-ModelRepository::ModelRepository(const Options& options)
-    : options_(options), reaper_(std::make_shared<Reaper>()) {}
+ModelRepository::ModelRepository(const Options& options) : options_(options) {}
 
 StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Create(const Options& options) {
   if (options.roots.empty()) return InvalidArgument("--model-repository must be specified");
@@ -91,7 +90,9 @@ StatusOr<std::unique_ptr<ModelRepository>> ModelRepository::Create(const Options
 
 ModelRepository::~ModelRepository() {
   UnloadAll();
-  reaper_->Shutdown();  // destroys every version no request holds any more
+  // Waits for the versions requests still hold (their releases still reach OnReleased, so every
+  // member stays alive until then), destroys them all on the reaper thread and joins it.
+  reaper_.Shutdown();
 }
 
 std::map<std::string, std::vector<std::filesystem::path>> ModelRepository::ListModelDirs() const {
@@ -258,7 +259,10 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
     started = 0;  // later versions count from their own start
     auto version = ModelVersion::Load(mo);
     if (version.ok()) {
-      loaded.emplace(v, MakeServed(std::move(version).value(), plan.temp, reaper_));
+      const uint64_t id = next_served_id_.fetch_add(1, std::memory_order_relaxed);
+      auto served = MakeServed(std::move(version).value(), plan.temp, &reaper_,
+                               [this, name, v, id] { OnReleased(name, v, id); });
+      loaded.emplace(v, ServedHandle{std::move(served), id});
     } else {
       LOG_ERROR("failed to load '{}' version {}: {}", name, v, version.status().message());
       loaded.emplace(v, version.status());
@@ -297,7 +301,7 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
         if (it->second.ok()) {
           if (slot.model) dropping.push_back(std::move(slot.model));
           slot.model = std::move(it->second->model);
-          slot.released = std::move(it->second->released);
+          slot.served_id = it->second->id;
           Move(name, v, slot.life, VersionState::kReady);
           any_ready = true;
           LOG_INFO("successfully loaded '{}' version {}", name, v);
@@ -344,7 +348,7 @@ void ModelRepository::UnloadLocked(const std::string& name, ModelEntry& entry,
   ++entry.epoch;
   for (auto& [v, slot] : entry.versions) {
     if (slot.model) {
-      // slot.released turns true when the last request lets go (see ResolveReleasedLocked).
+      // OnReleased moves it on to kUnloaded when the last request lets go.
       Move(name, v, slot.life, VersionState::kUnloading);
       dropping->push_back(std::move(slot.model));
     } else if (slot.life.state() == VersionState::kLoading) {
@@ -404,14 +408,17 @@ void ModelRepository::PublishLocked() {
   serving_.store(std::move(table));
 }
 
-void ModelRepository::ResolveReleasedLocked(const std::string& name, ModelEntry& entry) const {
-  for (auto& [v, slot] : entry.versions) {
-    if (slot.life.state() == VersionState::kUnloading && !slot.model && slot.released &&
-        slot.released->load(std::memory_order_acquire)) {
-      Move(name, v, slot.life, VersionState::kUnloaded);
-      slot.released.reset();
-    }
-  }
+void ModelRepository::OnReleased(const std::string& name, int64_t version, uint64_t id) {
+  MutexLock lock(mu_);
+  auto m = models_.find(name);
+  if (m == models_.end()) return;
+  auto v = m->second.versions.find(version);
+  if (v == m->second.versions.end()) return;
+  VersionSlot& slot = v->second;
+  // A version replaced by a reload, or one whose slot has moved on (a new load started while it
+  // drained), changes nothing.
+  if (slot.served_id != id || slot.model || slot.life.state() != VersionState::kUnloading) return;
+  Move(name, version, slot.life, VersionState::kUnloaded);
 }
 
 StatusOr<std::shared_ptr<ModelVersion>> ModelRepository::Get(const std::string& name,
@@ -476,8 +483,7 @@ std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
   MutexLock lock(mu_);
   std::set<std::string> names;
   for (const auto& [name, d] : dirs) names.insert(name);
-  for (auto& [name, entry] : models_) {
-    ResolveReleasedLocked(name, entry);
+  for (const auto& [name, entry] : models_) {
     // A model whose directory is gone stays listed only while a version is still winding down.
     bool active = !entry.forgotten;
     for (const auto& [v, slot] : entry.versions) {
@@ -512,8 +518,7 @@ std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
 
 bool ModelRepository::AllReady() const {
   MutexLock lock(mu_);
-  for (auto& [name, entry] : models_) {
-    ResolveReleasedLocked(name, entry);
+  for (const auto& [name, entry] : models_) {
     if (entry.forgotten) continue;
     if (!entry.failure.empty()) return false;
     for (const auto& [v, slot] : entry.versions) {

@@ -10,13 +10,16 @@
 // are unloaded only once at least one selected version is READY (so a failed switch to a new
 // `latest` never leaves the model without a serving version). An unloaded version leaves the
 // serving table at once and is destroyed when the last request using it finishes (UNLOADING
-// until then, then UNAVAILABLE "unloaded").
+// until then, then UNAVAILABLE "unloaded": the move happens under mu_ on the thread that drops
+// the last reference, so readers only read states).
 //
 // Thread-safety: all methods are safe from any thread. Lookups on the request path (Get) take no
 // lock: they load an immutable serving table through an atomic shared_ptr. Loads of one model
 // serialize on that model's load mutex; loads of different models run in parallel; state
 // changes serialize on mu_ (a leaf lock: no backend call, file I/O or model destruction happens
-// under it).
+// under it, and no version's last reference is dropped under it). Served versions are destroyed
+// on the reaper thread only; the destructor waits until every version still held by a request
+// has been released and destroyed there.
 #pragma once
 
 #include <atomic>
@@ -110,9 +113,9 @@ class ModelRepository {
 
  private:
   struct VersionSlot {
-    VersionLifecycle life;                        // every move through MoveLocked
-    std::shared_ptr<ModelVersion> model;          // set while kReady
-    std::shared_ptr<std::atomic<bool>> released;  // set while kUnloading
+    VersionLifecycle life;                // every move through Move, under mu_
+    std::shared_ptr<ModelVersion> model;  // set while kReady
+    uint64_t served_id = 0;  // the last model held: its release ends kUnloading (OnReleased)
   };
   struct ModelEntry {
     std::map<int64_t, VersionSlot> versions;
@@ -126,24 +129,32 @@ class ModelRepository {
     std::shared_ptr<const inference::ModelConfig> override_config;
     std::set<int64_t> reusable;
   };
+  struct ServedHandle {
+    std::shared_ptr<ModelVersion> model;  // from MakeServed
+    uint64_t id = 0;                      // what OnReleased is told when it is released
+  };
   using ServingTable = std::map<std::string, std::map<int64_t, std::shared_ptr<ModelVersion>>>;
 
   explicit ModelRepository(const Options& options);
   Status LoadWithPlan(const std::string& name, const LoadPlan& plan) EXCLUDES(mu_);
   Status CommitLoad(const std::string& name, uint64_t epoch, const ResolvedModel& resolved,
                     std::map<int64_t, StatusOr<ServedHandle>>& loaded) EXCLUDES(mu_);
+  // A served model (`id`) lost its last reference: UNLOADING -> UNLOADED if the slot still waits
+  // for that very model. Runs on the releasing thread, never under mu_.
+  void OnReleased(const std::string& name, int64_t version, uint64_t id) EXCLUDES(mu_);
   std::shared_ptr<Mutex> LoadMutex(const std::string& name) EXCLUDES(mu_);
   // `entry` is one of models_.
   void UnloadLocked(const std::string& name, ModelEntry& entry,
                     std::vector<std::shared_ptr<ModelVersion>>* dropping) REQUIRES(mu_);
-  void ResolveReleasedLocked(const std::string& name, ModelEntry& entry) const REQUIRES(mu_);
   std::vector<Status> LoadParallel(const std::vector<std::string>& names) EXCLUDES(mu_);
   void PublishLocked() REQUIRES(mu_);
 
+  // Declared first, so destroyed last: it outlives the serving table and every version.
+  Reaper reaper_;
   Options options_;
-  std::shared_ptr<Reaper> reaper_;
+  std::atomic<uint64_t> next_served_id_{1};
   mutable Mutex mu_;
-  mutable std::map<std::string, ModelEntry> models_ GUARDED_BY(mu_);
+  std::map<std::string, ModelEntry> models_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<Mutex>> load_mutexes_ GUARDED_BY(mu_);
   std::atomic<std::shared_ptr<const ServingTable>> serving_;
 };

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "core/config/test_temp_dir.h"
 #include "core/repository/repository_poller.h"
 
@@ -21,6 +25,30 @@ std::string IdentityConfig(const std::string& name, int max_batch = 8,
          "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n" +
          extra;
 }
+
+// Threads of this process.
+size_t ThreadCount() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& t : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+std::unique_ptr<InferenceRequest> TwoFloats(const std::string& model) {
+  auto r = std::make_unique<InferenceRequest>();
+  r->model_name = model;
+  auto data = std::make_shared<const std::string>(8, '\0');
+  InferInput in;
+  in.name = "INPUT0";
+  in.data_type = DataType::kFp32;
+  in.shape = {1, 2};
+  in.data = std::span<const char>(data->data(), data->size());
+  r->inputs.push_back(std::move(in));
+  r->KeepAlive(data);
+  return r;
+}
+
+constexpr char kSlow[] =
+    "parameters { key: \"execute_delay_ms\" value { string_value: \"300\" } }\n";
 
 class RepositoryTest : public ::testing::Test {
  protected:
@@ -72,6 +100,62 @@ TEST_F(RepositoryTest, UnloadKeepsInFlightVersionsUntilReleased) {
   EXPECT_EQ(States("m")[0].state, ModelState::kUnavailable);
   EXPECT_EQ(States("m")[0].reason, "unloaded");
   EXPECT_TRUE(repo_->AllReady());
+}
+
+// The last reference of an unloaded version drops on its own executor thread (the request that
+// held it finishes there): the version moves to UNLOADED at that moment and is destroyed by the
+// reaper (destroying it on that thread would join the thread itself, and aborts).
+TEST_F(RepositoryTest, AVersionReleasedOnItsOwnExecutorIsUnloadedThere) {
+  WriteModel("slow", IdentityConfig("slow", 8, kSlow));
+  ASSERT_TRUE(repo_->Load("slow", {}).ok());
+  std::atomic<bool> answered{false};
+  {
+    auto version = repo_->Get("slow", -1);
+    ASSERT_TRUE(version.ok());
+    ModelVersion::Infer(
+        *version, TwoFloats("slow"),
+        [&answered](StatusOr<std::unique_ptr<InferenceResponse>> r) {
+          EXPECT_TRUE(r.ok()) << r.status().message();
+          answered = true;
+        },
+        /*allow_inline=*/false);
+  }
+  ASSERT_TRUE(repo_->Unload("slow").ok());
+  EXPECT_EQ(States("slow")[0].state, ModelState::kUnloading);  // the request still holds it
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (States("slow")[0].state == ModelState::kUnloading &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(answered);
+  EXPECT_EQ(States("slow")[0].state, ModelState::kUnavailable);
+  EXPECT_EQ(States("slow")[0].reason, "unloaded");
+}
+
+// Issue 14 item 2: the repository is destroyed while a request still runs on an unloaded
+// version. The version's last reference then drops on its own executor thread after shutdown
+// began; the reaper still destroys it (it used to be deleted on a detached thread), and the
+// repository's destructor returns only once it has, leaving no thread behind.
+TEST_F(RepositoryTest, DestroyingTheRepositoryWaitsForTheReaperToDestroyVersionsStillInUse) {
+  WriteModel("slow", IdentityConfig("slow", 8, kSlow));
+  const size_t threads_without_models = ThreadCount();  // this thread and the reaper
+  ASSERT_TRUE(repo_->Load("slow", {}).ok());
+  std::atomic<bool> answered{false};
+  {
+    auto version = repo_->Get("slow", -1);
+    ASSERT_TRUE(version.ok());
+    ModelVersion::Infer(
+        *version, TwoFloats("slow"),
+        [&answered](StatusOr<std::unique_ptr<InferenceResponse>> r) {
+          EXPECT_TRUE(r.ok()) << r.status().message();
+          answered = true;
+        },
+        /*allow_inline=*/false);
+  }
+  EXPECT_GT(ThreadCount(), threads_without_models);  // the model's executor
+  repo_.reset();
+  EXPECT_TRUE(answered);
+  EXPECT_EQ(ThreadCount(), threads_without_models - 1);  // no executor, no reaper, nothing else
 }
 
 TEST_F(RepositoryTest, ReloadSwapsAndFailedReloadKeepsTheOldVersion) {

@@ -1,18 +1,21 @@
 #include "core/repository/served_version.h"
 
+#include <chrono>
+
+#include "common/logging.h"
+
 namespace nereid {
 namespace {
 
 struct Holder {
   std::shared_ptr<ModelVersion> model;
   std::shared_ptr<TempModelDir> dir;
-  std::shared_ptr<std::atomic<bool>> released;
-  std::shared_ptr<Reaper> reaper;
+  std::function<void()> on_released;
+  Reaper* reaper = nullptr;
 
   ~Holder() {
-    released->store(true, std::memory_order_release);
-    // The model first, then its directory.
-    reaper->Dispose({std::move(model), std::move(dir)});
+    if (on_released) on_released();
+    reaper->Dispose(std::move(model), std::move(dir));  // the model first, then its directory
   }
 };
 
@@ -22,51 +25,64 @@ Reaper::Reaper() : thread_([this] { Loop(); }) {}
 
 Reaper::~Reaper() { Shutdown(); }
 
-void Reaper::Dispose(std::vector<std::shared_ptr<const void>>&& items) {
-  {
-    MutexLock lock(mu_);
-    if (!stopping_) {
-      queue_.push_back(std::move(items));
-      cv_.notify_one();
-      return;
-    }
-  }
-  for (auto& item : items) item.reset();
+void Reaper::Adopt() {
+  MutexLock lock(mu_);
+  ++live_;
+}
+
+void Reaper::Dispose(std::shared_ptr<const void> first, std::shared_ptr<const void> then) {
+  MutexLock lock(mu_);
+  queue_.emplace_back(std::move(first), std::move(then));
+  if (live_ > 0) --live_;
+  cv_.notify_one();
+  if (live_ == 0) idle_cv_.notify_all();
+}
+
+size_t Reaper::live() const {
+  MutexLock lock(mu_);
+  return live_;
 }
 
 void Reaper::Shutdown() {
   {
-    MutexLock lock(mu_);
+    UniqueLock lock(mu_);
+    if (!thread_.joinable()) return;  // shut down already
+    while (!lock.WaitFor(idle_cv_, std::chrono::seconds(5),
+                         [&]() REQUIRES(mu_) { return live_ == 0; })) {
+      LOG_WARNING("waiting for {} model version(s) still in use before they can be destroyed",
+                  live_);
+    }
     stopping_ = true;
   }
   cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  thread_.join();
 }
 
 void Reaper::Loop() {
   UniqueLock lock(mu_);
   for (;;) {
     lock.Wait(cv_, [&]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping and drained
-    auto items = std::move(queue_.front());
+    if (queue_.empty()) return;  // stopping, nothing held any more and drained
+    auto [first, then] = std::move(queue_.front());
     queue_.pop_front();
     lock.Unlock();
-    for (auto& item : items) item.reset();
-    items.clear();
+    first.reset();
+    then.reset();
     lock.Lock();
   }
 }
 
-ServedHandle MakeServed(std::shared_ptr<ModelVersion> model, std::shared_ptr<TempModelDir> dir,
-                        std::shared_ptr<Reaper> reaper) {
-  auto released = std::make_shared<std::atomic<bool>>(false);
+std::shared_ptr<ModelVersion> MakeServed(std::shared_ptr<ModelVersion> model,
+                                         std::shared_ptr<TempModelDir> dir, Reaper* reaper,
+                                         std::function<void()> on_released) {
   auto holder = std::make_shared<Holder>();
   ModelVersion* raw = model.get();
   holder->model = std::move(model);
   holder->dir = std::move(dir);
-  holder->released = released;
-  holder->reaper = std::move(reaper);
-  return {std::shared_ptr<ModelVersion>(holder, raw), released};
+  holder->on_released = std::move(on_released);
+  holder->reaper = reaper;
+  reaper->Adopt();
+  return std::shared_ptr<ModelVersion>(holder, raw);
 }
 
 }  // namespace nereid

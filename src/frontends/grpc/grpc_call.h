@@ -18,6 +18,7 @@
 
 #include "common/restricted_features.h"
 #include "core/server/inference_server.h"
+#include "frontends/grpc/grpc_call_state.h"
 #include "grpc_service.grpc.pb.h"
 #include "health.grpc.pb.h"
 #include "nereid/status.h"
@@ -135,10 +136,11 @@ class UnaryCall final : public CqEvent {
   }
 
   void OnEvent(bool ok) override {
-    if (finishing_ || !ok) {  // FINISH done, or no call was matched (shutdown)
+    if (stage_.state() == UnaryStage::kFinishing || !ok) {  // FINISH done, or no call matched
       delete this;
       return;
     }
+    Move(stage_, UnaryStage::kProcessing);
     Listen(shared_, service_, method_, handler_, category_);
     grpc::Status status = CheckRestricted(*shared_, category_, ctx_);
     if (!status.ok() && std::is_same_v<Service, grpc::health::v1::Health::AsyncService>) {
@@ -146,7 +148,7 @@ class UnaryCall final : public CqEvent {
       status = grpc::Status(status.error_code(), "Missing or mismatched restricted header");
     }
     if (status.ok()) status = handler_(*shared_->server, request_, &response_);
-    finishing_ = true;
+    Move(stage_, UnaryStage::kFinishing);
     GateScope gate(shared_->gate);
     if (gate) responder_.Finish(response_, status, this);
   }
@@ -171,7 +173,7 @@ class UnaryCall final : public CqEvent {
   Req request_;
   Resp response_;
   grpc::ServerAsyncResponseWriter<Resp> responder_;
-  bool finishing_ = false;
+  Lifecycle<UnaryStage> stage_{UnaryStage::kListening};
 };
 
 // Start one listener per RPC. Called once, before the completion-queue threads run.

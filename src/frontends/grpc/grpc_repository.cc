@@ -88,10 +88,11 @@ class LoadCall final : public CqEvent {
   }
 
   void OnEvent(bool ok) override {
-    if (finishing_ || !ok) {
+    if (stage_.state() == UnaryStage::kFinishing || !ok) {
       delete this;
       return;
     }
+    Move(stage_, UnaryStage::kProcessing);
     Listen(shared_);
     if (grpc::Status r = CheckRestricted(*shared_, RestrictedCategory::kModelRepository, ctx_);
         !r.ok()) {
@@ -115,7 +116,7 @@ class LoadCall final : public CqEvent {
   void Finish(const Status& status) { FinishWith(ToGrpcStatus(status)); }
   void FinishWith(const grpc::Status& status) {
     std::shared_ptr<GrpcShared> shared = shared_;
-    finishing_ = true;
+    Move(stage_, UnaryStage::kFinishing);
     GateScope gate(shared->gate);
     if (gate) responder_.Finish(response_, status, this);
   }
@@ -125,7 +126,7 @@ class LoadCall final : public CqEvent {
   pb::RepositoryModelLoadRequest request_;
   pb::RepositoryModelLoadResponse response_;
   grpc::ServerAsyncResponseWriter<pb::RepositoryModelLoadResponse> responder_;
-  bool finishing_ = false;
+  Lifecycle<UnaryStage> stage_{UnaryStage::kListening};
 };
 
 }  // namespace

@@ -12,6 +12,8 @@
 // stream's cancel token (shared by all its requests, cancel_token.h) is then set, so requests
 // still queued in a scheduler are dropped (answered CANCELLED) instead of executed; the ones
 // already executing complete and their results are dropped.
+// The read and write sides are one state machine each (grpc_call_state.h), moved only through
+// Move under `mu_`.
 // Thread-safety: every state change happens under `mu_` (completion-queue threads and executor
 // threads); async operations are started under it (they never block).
 #include <deque>
@@ -67,22 +69,31 @@ class StreamCall {
     const auto& md = ctx_.client_metadata();
     auto it = md.find("triton_grpc_error");
     end_on_error_ = it != md.end() && it->second == "true";
-    MutexLock lock(mu_);
-    if (grpc::Status r = CheckRestricted(*shared_, RestrictedCategory::kInference, ctx_); !r.ok()) {
-      failed_ = true;  // end the stream at once, reading nothing
-      reads_done_ = true;
-      end_status_ = r;
-      PumpLocked();
-      return;
+    bool remove = false;
+    {
+      MutexLock lock(mu_);
+      if (grpc::Status r = CheckRestricted(*shared_, RestrictedCategory::kInference, ctx_);
+          !r.ok()) {
+        failed_ = true;  // end the stream at once, reading nothing
+        Move(read_, StreamReadState::kDone);
+        end_status_ = r;
+        PumpLocked();
+        remove = ShouldDeleteLocked();
+      } else {
+        StartReadLocked();
+      }
     }
-    StartReadLocked();
+    if (remove) delete this;
   }
 
   void StartReadLocked() REQUIRES(mu_) {
     next_ = std::make_shared<pb::ModelInferRequest>();
     GateScope gate(shared_->gate);
-    if (!gate) return;  // stopping: abandoned with the process
-    reading_ = true;
+    if (!gate) {  // stopping: abandoned with the process
+      Move(read_, StreamReadState::kAbandoned);
+      return;
+    }
+    Move(read_, StreamReadState::kReading);
     stream_.Read(next_.get(), &read_hook_);
   }
 
@@ -91,16 +102,15 @@ class StreamCall {
     Slot* slot = nullptr;
     {
       MutexLock lock(mu_);
-      reading_ = false;
       if (!ok || failed_) {  // half-closed by the client, cancelled, or ended by an error
-        reads_done_ = true;
+        Move(read_, StreamReadState::kDone);
         PumpLocked();
         if (!ShouldDeleteLocked()) return;
       } else {
         message = std::move(next_);
         slot = queue_.emplace_back(std::make_unique<Slot>()).get();
         ++inflight_;
-        reading_ = true;  // still handling this read: keeps the call alive
+        Move(read_, StreamReadState::kHandling);  // keeps the call alive
       }
     }
     if (slot == nullptr) {
@@ -113,9 +123,8 @@ class StreamCall {
     bool remove = false;
     {
       MutexLock lock(mu_);
-      reading_ = false;
       if (failed_) {
-        reads_done_ = true;
+        Move(read_, StreamReadState::kDone);
         PumpLocked();
         remove = ShouldDeleteLocked();
       } else {
@@ -167,7 +176,8 @@ class StreamCall {
 
   // Starts the next Write (or the Finish) when nothing is being written.
   void PumpLocked() REQUIRES(mu_) {
-    if (writing_ || finishing_) return;
+    const StreamWriteState w = write_.state();
+    if (WriteBusy(w) || w == StreamWriteState::kFinished) return;
     while (!queue_.empty() && queue_.front()->ready) {
       Slot& front = *queue_.front();
       if (failed_) {  // the client is gone or the stream ended: drop the result
@@ -180,29 +190,35 @@ class StreamCall {
         queue_.pop_front();
         continue;
       }
+      if (w == StreamWriteState::kBroken) return;  // failed_ drops everything above
       GateScope gate(shared_->gate);
       if (!gate) return;
-      writing_ = true;
+      Move(write_, StreamWriteState::kWriting);
       stream_.Write(front.message, &write_hook_);
       return;
     }
     const bool ended_by_error = end_status_.has_value();
-    const bool all_done = reads_done_ && queue_.empty() && inflight_ == 0;
-    if (cancelled_ || !(ended_by_error || all_done)) return;
+    const bool all_done =
+        read_.state() == StreamReadState::kDone && queue_.empty() && inflight_ == 0;
+    if (w == StreamWriteState::kBroken || !(ended_by_error || all_done)) return;
     GateScope gate(shared_->gate);
     if (!gate) return;
-    finishing_ = true;
+    Move(write_, StreamWriteState::kFinishing);
     stream_.Finish(end_status_.value_or(grpc::Status::OK), &finish_hook_);
   }
 
   void OnWrite(bool ok) {
     {
       MutexLock lock(mu_);
-      writing_ = false;
       queue_.pop_front();
-      if (!ok) {  // the call is broken: no Finish either, and nobody wants the other answers
-        failed_ = cancelled_ = true;
+      if (write_.state() == StreamWriteState::kBrokenWriting) {
+        Move(write_, StreamWriteState::kBroken);  // cancelled while this Write was outstanding
+      } else if (!ok) {  // the call is broken: no Finish either, and nobody wants the other answers
+        failed_ = true;
+        Move(write_, StreamWriteState::kBroken);
         cancel_->Cancel();
+      } else {
+        Move(write_, StreamWriteState::kIdle);
       }
       PumpLocked();
       if (!ShouldDeleteLocked()) return;
@@ -210,22 +226,33 @@ class StreamCall {
     delete this;
   }
 
-  void OnFinish(bool) { OnTerminalEvent(&finish_done_); }
-  void OnDone(bool) {
-    if (ctx_.IsCancelled()) {
-      cancel_->Cancel();
-      LOG_VERBOSE(1, "ModelStreamInfer stream cancelled by the client");
-      MutexLock lock(mu_);
-      failed_ = cancelled_ = true;
-    }
-    OnTerminalEvent(&done_);
-  }
-
-  // `flag` is one of the members mu_ guards (finish_done_, done_).
-  void OnTerminalEvent(bool* flag) {
+  void OnFinish(bool) {
     {
       MutexLock lock(mu_);
-      *flag = true;
+      Move(write_, StreamWriteState::kFinished);
+      if (!ShouldDeleteLocked()) return;
+    }
+    delete this;
+  }
+
+  void OnDone(bool) {
+    const bool cancelled = ctx_.IsCancelled();
+    if (cancelled) {
+      cancel_->Cancel();
+      LOG_VERBOSE(1, "ModelStreamInfer stream cancelled by the client");
+    }
+    {
+      MutexLock lock(mu_);
+      if (cancelled) {
+        failed_ = true;
+        // A broken call is never finished; a Finish already started still reports back.
+        if (write_.state() == StreamWriteState::kIdle) {
+          Move(write_, StreamWriteState::kBroken);
+        } else if (write_.state() == StreamWriteState::kWriting) {
+          Move(write_, StreamWriteState::kBrokenWriting);
+        }
+      }
+      done_ = true;
       PumpLocked();
       if (!ShouldDeleteLocked()) return;
     }
@@ -233,7 +260,7 @@ class StreamCall {
   }
 
   bool ShouldDeleteLocked() const REQUIRES(mu_) {
-    return done_ && !reading_ && !writing_ && (!finishing_ || finish_done_) && inflight_ == 0;
+    return done_ && !ReadBusy(read_.state()) && !WriteBusy(write_.state()) && inflight_ == 0;
   }
 
   std::shared_ptr<GrpcShared> shared_;
@@ -254,17 +281,12 @@ class StreamCall {
   std::deque<std::unique_ptr<Slot>> queue_ GUARDED_BY(mu_);
   std::optional<grpc::Status> end_status_ GUARDED_BY(mu_);
   int inflight_ GUARDED_BY(mu_) = 0;  // inferences whose callback has not run
-  // A Read is outstanding, or a request is being handled before the next Read starts. True from
-  // the start: the done notification may arrive on another thread while OnNew has not yet
-  // started the first Read, and must not delete the call under it.
-  bool reading_ GUARDED_BY(mu_) = true;
-  bool writing_ GUARDED_BY(mu_) = false;      // a Write is outstanding
-  bool reads_done_ GUARDED_BY(mu_) = false;   // no more requests will be read
-  bool failed_ GUARDED_BY(mu_) = false;       // no more responses will be written
-  bool cancelled_ GUARDED_BY(mu_) = false;    // the call is broken: never Finish
-  bool finishing_ GUARDED_BY(mu_) = false;    // Finish started
-  bool finish_done_ GUARDED_BY(mu_) = false;  // ... and completed
-  bool done_ GUARDED_BY(mu_) = false;         // the done notification arrived
+  // kStarting counts as reading: the done notification may arrive on another thread while OnNew
+  // has not yet started the first Read, and must not delete the call under it.
+  Lifecycle<StreamReadState> read_ GUARDED_BY(mu_) = Lifecycle(StreamReadState::kStarting);
+  Lifecycle<StreamWriteState> write_ GUARDED_BY(mu_) = Lifecycle(StreamWriteState::kIdle);
+  bool failed_ GUARDED_BY(mu_) = false;  // no more responses will be written
+  bool done_ GUARDED_BY(mu_) = false;    // the done notification arrived
 };
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "common/log_throttle.h"
 #include "common/logging.h"
 #include "common/thread_annotations.h"
+#include "frontends/http/http_session_state.h"
 #include "frontends/http/http_wire.h"
 #include "frontends/http/router.h"
 #include "frontends/http/status_mapping.h"
@@ -212,7 +213,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   // Closes the connection if it is still idle (a request may have started since it was claimed).
   void EvictIfIdle() {
-    if (closed_ || phase_ != Phase::kIdle) return;
+    if (closed() || phase_ != Phase::kIdle) return;
     LOG_VERBOSE(1, "HTTP connection closed to make room for a new one (--http-max-connections)");
     Close();
   }
@@ -225,7 +226,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnResponse(uint64_t seq, HttpResponse&& response) {
-    if (closed_ || seq < write_seq_ || seq - write_seq_ >= pending_.size()) return;
+    if (closed() || seq < write_seq_ || seq - write_seq_ >= pending_.size()) return;
     pending_[seq - write_seq_].response.emplace(std::move(response));
     DoWrite();
   }
@@ -238,6 +239,10 @@ class Session : public std::enable_shared_from_this<Session> {
     std::optional<HttpResponse> response;
   };
 
+  bool closed() const { return state_.state() == SessionState::kClosed; }
+  bool read_closed() const { return state_.state() != SessionState::kOpen; }
+  void Move(SessionState to);
+  void EndReading();  // no more requests on this connection (no-op when already so)
   bool Register();
   void DoRead();
   void ReadSome();
@@ -278,11 +283,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string write_header_;
   std::vector<net::const_buffer> write_buffers_;
   std::array<char, 4096> linger_buffer_;
-  bool reading_ = false;  // a request is being read (a receive may be outstanding)
+  SessionLifecycle state_;  // moved only through Move (http_session_state.h)
+  bool reading_ = false;    // a request is being read (a receive may be outstanding)
   bool writing_ = false;
-  bool read_closed_ = false;  // no more requests on this connection
   bool draining_ = false;
-  bool closed_ = false;
   bool registered_ = false;
   // Deadlines. The timer is re-armed lazily: its expiry is never later than now plus the
   // shortest timeout, so moving the deadline later (every request) costs a clock read only.
@@ -378,6 +382,14 @@ class Responder : public HttpResponder {
   std::atomic<bool> sent_{false};
 };
 
+void Session::Move(SessionState to) {
+  if (Status s = state_.MoveTo(to); !s.ok()) LOG_ERROR("{}", s.message());
+}
+
+void Session::EndReading() {
+  if (state_.state() == SessionState::kOpen) Move(SessionState::kReadClosed);
+}
+
 bool Session::Register() {
   MutexLock lock(core_->mu);
   if (core_->stopping) return false;
@@ -387,7 +399,7 @@ bool Session::Register() {
 }
 
 void Session::DoRead() {
-  if (reading_ || read_closed_ || draining_ || closed_ ||
+  if (reading_ || read_closed() || draining_ ||
       pending_.size() >= static_cast<size_t>(std::max(1, core_->options.max_pipelined_requests))) {
     return;
   }
@@ -429,7 +441,7 @@ void Session::ReadSome() {
 }
 
 void Session::OnRead(beast::error_code ec, size_t bytes) {
-  if (closed_) {
+  if (closed()) {
     reading_ = false;
     return;
   }
@@ -525,7 +537,7 @@ bool Session::OnHeaderDone() {
                    [self = shared_from_this()](beast::error_code ec, size_t) {
                      RunGuarded(*self, [&] {
                        self->writing_ = false;
-                       if (ec || self->closed_) return self->Close();
+                       if (ec || self->closed()) return self->Close();
                        self->Parse();
                      });
                    });
@@ -540,7 +552,7 @@ void Session::OnMessage() {
 }
 
 void Session::OnReadError(beast::error_code ec) {
-  if (closed_) {
+  if (closed()) {
     reading_ = false;
     return;
   }
@@ -563,7 +575,7 @@ void Session::OnReadError(beast::error_code ec) {
     FailRead(400, "malformed HTTP request: " + ec.message());
   } else {
     reading_ = false;
-    read_closed_ = true;  // end of stream, reset, or a drain interrupted the read
+    EndReading();  // end of stream, reset, or a drain interrupted the read
     SetPhase(Phase::kNone);
     MaybeClose();
   }
@@ -583,7 +595,7 @@ void Session::Dispatch() {
   p.keep_alive = msg.keep_alive() && !draining_ && !framing_conflict_;
   p.version = msg.version();
   p.head = msg.method() == bhttp::verb::head;
-  if (!p.keep_alive) read_closed_ = true;
+  if (!p.keep_alive) EndReading();
   pending_.push_back(std::move(p));
 
   HttpRequest request;
@@ -604,7 +616,7 @@ void Session::Dispatch() {
 }
 
 void Session::QueueError(int code, std::string_view message) {
-  read_closed_ = true;
+  EndReading();
   SetPhase(Phase::kNone);
   Pending p;
   p.keep_alive = false;
@@ -616,11 +628,11 @@ void Session::QueueError(int code, std::string_view message) {
 }
 
 void Session::DoWrite() {
-  if (writing_ || closed_ || pending_.empty() || !pending_.front().response) return;
+  if (writing_ || closed() || pending_.empty() || !pending_.front().response) return;
   writing_ = true;
   Pending& p = pending_.front();
   HttpResponse& r = *p.response;
-  const bool last = pending_.size() == 1 && (read_closed_ || draining_) && !reading_;
+  const bool last = pending_.size() == 1 && (read_closed() || draining_) && !reading_;
   const bool close_after = r.close_connection || !p.keep_alive || last;
   WriteResponseHead(r, close_after, p.version, &write_header_);
   const std::string& h = write_header_;
@@ -640,9 +652,9 @@ void Session::OnWrite(beast::error_code ec, bool close_after) {
   writing_ = false;
   pending_.pop_front();
   ++write_seq_;
-  if (ec) return Close();
+  if (ec || closed()) return Close();
   if (close_after) {
-    read_closed_ = true;
+    EndReading();
     return Linger();
   }
   DoWrite();
@@ -660,6 +672,7 @@ void Session::Linger() {
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
   if (draining_ || reading_) return Close();
+  Move(SessionState::kLingering);
   stream_.expires_after(kLingerTime);  // one deadline for the whole linger, however chatty
   LingerRead();
 }
@@ -675,13 +688,13 @@ void Session::LingerRead() {
 }
 
 void Session::MaybeClose() {
-  if (closed_) return;
-  if ((read_closed_ || draining_) && !reading_ && !writing_ && pending_.empty()) Close();
+  if (closed()) return;
+  if ((read_closed() || draining_) && !reading_ && !writing_ && pending_.empty()) Close();
 }
 
 void Session::Close() {
-  if (closed_) return;
-  closed_ = true;
+  if (closed()) return;
+  Move(SessionState::kClosed);
   SetPhase(Phase::kNone);
   timer_.cancel();  // its handler holds this session
   beast::error_code ignored;
@@ -705,7 +718,7 @@ void Session::SetPhase(Phase phase) {
   deadline_ = now + timeout;
   idle_since_.store(phase == Phase::kIdle ? now.time_since_epoch().count() : 0,
                     std::memory_order_relaxed);
-  if (!timer_waiting_ && !closed_) ArmTimer();
+  if (!timer_waiting_ && !closed()) ArmTimer();
 }
 
 void Session::ArmTimer() {
@@ -721,7 +734,7 @@ void Session::ArmTimer() {
 void Session::OnTimer(uint64_t generation) {
   if (generation != timer_generation_) return;
   timer_waiting_ = false;
-  if (closed_ || deadline_ == Clock::time_point::max()) return;
+  if (closed() || deadline_ == Clock::time_point::max()) return;
   if (Clock::now() < deadline_) return ArmTimer();
   OnDeadline();
 }
