@@ -30,7 +30,9 @@ Cycle mode (--cycles N): no traffic; N times unload + load of cycle_onnx (--cycl
 cycle_torch) with one inference after each load; prints RSS after each unload and load, the
 per-cycle growth (slope over the cycles after the first 10 %), and with --trim the RSS before
 and after calling glibc's malloc_trim(0) in the server through gdb. Under an ASan binary it
-prints LeakSanitizer's report from the server's exit (ASAN_OPTIONS=detect_leaks=1).
+prints LeakSanitizer's report from the server's exit (ASAN_OPTIONS=detect_leaks=1). Exits 1 if a
+cycle failed or the server did not exit 0 (a LeakSanitizer report makes it exit 1; ONNX Runtime's
+once-per-process 14 bytes need LSAN_OPTIONS=suppressions=scripts/lsan.supp for a 0).
 
 Only Debian's python3 with python3-requests, python3-grpcio and numpy, and the project's e2e
 helpers (tests/e2e: Server, gRPC stubs generated from proto/ at start).
@@ -343,16 +345,17 @@ def gdb_trim(pid):
 
 def gdb_malloc_stats(server):
     """glibc's malloc_stats() inside the server (it prints to the server's stderr): returns
-    (system bytes, in use bytes) of all arenas, mmapped chunks included."""
+    (system bytes, in use bytes, number of arenas), mmapped chunks included."""
     before = len(server.stderr())
     subprocess.run(["gdb", "-p", str(server.proc.pid), "-batch", "-ex",
                     "call (void)malloc_stats()"], capture_output=True, text=True, timeout=120)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
+        text = server.stderr()[before:]
         m = re.search(r"Total \(incl. mmap\):\s*system bytes\s*=\s*(\d+)\s*in use bytes\s*=\s*"
-                      r"(\d+)", server.stderr()[before:])
+                      r"(\d+)", text)
         if m:
-            return int(m.group(1)), int(m.group(2))
+            return int(m.group(1)), int(m.group(2)), len(re.findall(r"^Arena \d+:", text, re.M))
         time.sleep(0.1)
     raise RuntimeError("malloc_stats printed nothing (gdb missing or not allowed to attach?)")
 
@@ -381,12 +384,12 @@ def run_cycles(args, server):
         except Exception as e:
             failed += 1
             print(f"cycle {i}: {type(e).__name__}: {str(e)[:300]}")
-        if args.malloc_stats and i + 1 in (max(1, args.cycles // 10), args.cycles):
-            system, in_use = gdb_malloc_stats(server)
+        if args.malloc_stats and (i + 1) % max(1, args.cycles // 10) == 0:
+            system, in_use, arenas = gdb_malloc_stats(server)
             stats.append((i + 1, system, in_use))
             print(f"cycle {i + 1:4d}: glibc malloc_stats: system {system / 1024:.0f} KiB, in use "
-                  f"{in_use / 1024:.0f} KiB")
-        if (i + 1) % max(1, args.cycles // 10) == 0:
+                  f"{in_use / 1024:.0f} KiB, {arenas} arenas")
+        if (i + 1) % max(1, args.cycles // 10) == 0 and after_load:
             print(f"cycle {i + 1:4d}: RSS after unload {after_unload[-1] / 1024:9.0f} KiB, after "
                   f"load {after_load[-1] / 1024:9.0f} KiB", flush=True)
     skip = max(1, len(after_load) // 10)
@@ -402,8 +405,8 @@ def run_cycles(args, server):
           f"{after_unload[-1] / 1024:.0f} KiB: "
           f"{(after_unload[-1] - after_unload[skip]) / n / 1024:+.1f} KiB/cycle (end points), "
           f"{per_cycle_unload / 1024:+.1f} KiB/cycle (least squares)")
-    if len(stats) == 2:
-        (c0, s0, u0), (c1, s1, u1) = stats
+    if len(stats) >= 2:
+        (c0, s0, u0), (c1, s1, u1) = stats[0], stats[-1]
         print(f"glibc heap, cycles {c0} -> {c1}: system {(s1 - s0) / (c1 - c0) / 1024:+.1f} KiB/"
               f"cycle, in use {(u1 - u0) / (c1 - c0) / 1024:+.1f} KiB/cycle")
     if args.trim:
@@ -416,8 +419,7 @@ def run_cycles(args, server):
     print(f"server exit code: {rc}")
     report = server.stderr()
     if "LeakSanitizer" in report:
-        i = report.index("=================================================================\n"
-                         "==") if "=====" in report else report.index("LeakSanitizer")
+        i = report.rfind("\n", 0, report.index("LeakSanitizer")) + 1
         leak_log = os.path.join(tempfile.gettempdir(), f"nereid-soak-lsan-{pid}.txt")
         with open(leak_log, "w") as f:
             f.write(report[i:])
@@ -446,7 +448,7 @@ def main():
     p.add_argument("--cycle-model", choices=("onnx", "torch"), default="onnx")
     p.add_argument("--trim", action="store_true", help="cycle mode: malloc_trim through gdb")
     p.add_argument("--malloc-stats", action="store_true",
-                   help="cycle mode: glibc malloc_stats() through gdb after 10 %% and all cycles")
+                   help="cycle mode: glibc malloc_stats() through gdb every 10 %% of the cycles")
     args = p.parse_args()
     args.bin = os.path.abspath(args.bin)
     args.models = os.path.abspath(args.models)
