@@ -67,6 +67,17 @@ def rss_bytes(pid):
     raise RuntimeError("no VmRSS")
 
 
+def status_fields(pid, names=("RssAnon", "RssFile", "VmPTE", "Threads")):
+    """Selected /proc/<pid>/status fields (kB figures as KiB numbers)."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in names:
+                out[key] = int(value.split()[0])
+    return out
+
+
 def make_repository(models_root):
     """A temporary repository with simple, cycle_onnx and cycle_torch."""
     out = tempfile.mkdtemp(prefix="nereid-soak-models-")
@@ -370,6 +381,7 @@ def run_cycles(args, server):
     start = rss_bytes(pid)
     failed = 0
     stats = []
+    breakdown = []
     for i in range(args.cycles):
         try:
             model_op(session, server, "unload", model)
@@ -381,6 +393,8 @@ def run_cycles(args, server):
             else:
                 http_infer(session, server, model, True, rng)
             after_load.append(rss_bytes(pid))
+            if i + 1 == max(1, args.cycles // 10):
+                breakdown = [(i + 1, status_fields(pid))]
         except Exception as e:
             failed += 1
             print(f"cycle {i}: {type(e).__name__}: {str(e)[:300]}")
@@ -405,6 +419,9 @@ def run_cycles(args, server):
           f"{after_unload[-1] / 1024:.0f} KiB: "
           f"{(after_unload[-1] - after_unload[skip]) / n / 1024:+.1f} KiB/cycle (end points), "
           f"{per_cycle_unload / 1024:+.1f} KiB/cycle (least squares)")
+    breakdown.append((args.cycles, status_fields(pid)))
+    print("  ".join(f"cycle {c}: " + ", ".join(f"{k} {v}" for k, v in f.items())
+                    for c, f in breakdown) + " (KiB; Threads a count)")
     if len(stats) >= 2:
         (c0, s0, u0), (c1, s1, u1) = stats[0], stats[-1]
         print(f"glibc heap, cycles {c0} -> {c1}: system {(s1 - s0) / (c1 - c0) / 1024:+.1f} KiB/"
