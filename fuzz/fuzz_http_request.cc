@@ -21,6 +21,7 @@
 
 #include "common/logging.h"
 #include "core/server/inference_server.h"
+#include "frontends/http/handlers.h"
 #include "frontends/http/http_server.h"
 
 namespace {
@@ -89,7 +90,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   http.thread_count = 2;
   http.max_input_size = 1 << 20;
   http.max_header_size = 16 * 1024;
-  auto created = nereid::HttpServer::Create(http, g_server.get());
+  auto created = nereid::StartTritonHttpServer(http, g_server.get());
   if (!created.ok()) Fail(created.status().message().c_str());
   g_http = std::move(created).value();
   g_port = g_http->port();

@@ -16,9 +16,11 @@
 
 #include "app/command_line.h"
 #include "app/file_limit.h"
+#include "app/metrics_endpoint.h"
 #include "common/logging.h"
 #include "core/server/inference_server.h"
 #include "frontends/grpc/grpc_server.h"
+#include "frontends/http/handlers.h"
 #include "frontends/http/http_server.h"
 #include "frontends/metrics/metrics_service.h"
 
@@ -96,7 +98,7 @@ int Run(int argc, char** argv) {
     ho.max_connections = options.http.max_connections >= 0
                              ? static_cast<size_t>(options.http.max_connections)
                              : nereid::DefaultHttpMaxConnections(open_files);
-    auto created = nereid::HttpServer::Create(ho, server->get());
+    auto created = nereid::StartTritonHttpServer(ho, server->get());
     if (!created.ok()) {
       LOG_ERROR("failed to start HTTP service: {}", created.status().message());
       return 1;
@@ -117,7 +119,7 @@ int Run(int argc, char** argv) {
     LOG_INFO("Started GRPCInferenceService at {}:{}", grpc->address(), grpc->port());
   }
   if (metrics) {
-    if (nereid::Status s = metrics->Serve(server->get()); !s.ok()) {
+    if (nereid::Status s = metrics->Serve(server->get(), nereid::HttpMetricsEndpoint()); !s.ok()) {
       LOG_ERROR("failed to start Metrics Service: {}", s.message());
       return 1;
     }

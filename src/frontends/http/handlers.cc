@@ -130,9 +130,8 @@ Status RegisterTritonRoutes(InferenceServer* server, const HttpHandlerOptions& o
   return Status::Ok();
 }
 
-// Defined here rather than in http_server.cc so the transport knows nothing of the core.
-StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerOptions& options,
-                                                         InferenceServer* server) {
+StatusOr<std::unique_ptr<HttpServer>> StartTritonHttpServer(const HttpServerOptions& options,
+                                                            InferenceServer* server) {
   auto router = std::make_shared<HttpRouter>();
   HttpHandlerOptions handler_options;
   handler_options.max_input_size = options.max_input_size;
@@ -140,8 +139,9 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerOptions
   handler_options.inline_slots =
       std::make_shared<std::atomic<int>>(std::max(0, options.thread_count - 1));
   NEREID_RETURN_IF_ERROR(RegisterTritonRoutes(server, handler_options, router.get()));
-  NEREID_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> http,
-                          Create(options, std::shared_ptr<const HttpRouter>(std::move(router))));
+  NEREID_ASSIGN_OR_RETURN(
+      std::unique_ptr<HttpServer> http,
+      HttpServer::Create(options, std::shared_ptr<const HttpRouter>(std::move(router))));
   NEREID_RETURN_IF_ERROR(http->Start());
   return http;
 }

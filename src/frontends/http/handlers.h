@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "common/restricted_features.h"
+#include "frontends/http/http_server.h"
 #include "frontends/http/router.h"
 #include "nereid/status.h"
 
@@ -39,5 +40,12 @@ struct HttpHandlerOptions {
 
 Status RegisterTritonRoutes(InferenceServer* server, const HttpHandlerOptions& options,
                             HttpRouter* router);
+
+// The HTTP service of src/app/main.cc: an HttpServer serving Triton's routes bound to `server`,
+// already started (the transport, http_server.h, knows nothing of the core). `server` must outlive
+// the result; inference replies arriving after its Stop() are dropped. At most thread_count - 1
+// I/O threads run a model inline at once.
+StatusOr<std::unique_ptr<HttpServer>> StartTritonHttpServer(const HttpServerOptions& options,
+                                                            InferenceServer* server);
 
 }  // namespace nereid

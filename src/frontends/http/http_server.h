@@ -12,7 +12,7 @@
 // the new client is answered 503; an exception from any connection closes that connection only.
 //
 // Usage (src/app/main.cc):
-//   auto http = HttpServer::Create(options, inference_server);   // Triton's routes, started
+//   auto http = StartTritonHttpServer(options, inference_server);  // handlers.h: Triton's routes
 //   ... http->port() ...
 //   http->StopAccepting();            // at shutdown: no new connections
 //   inference_server->Stop();         // in-flight inferences finish and post their replies
@@ -36,7 +36,6 @@
 namespace nereid {
 
 class HttpRouter;
-class InferenceServer;
 
 struct HttpServerOptions {
   std::string address = "0.0.0.0";  // IPv4, IPv6 ("::1", "[::1]", Triton's "ipv6:[::1]") or a name
@@ -66,10 +65,6 @@ class HttpServer {
   // Same, dispatching through `router`, which must outlive the server.
   static StatusOr<std::unique_ptr<HttpServer>> Create(const HttpServerOptions& options,
                                                       std::shared_ptr<const HttpRouter> router);
-  // Triton's KServe v2 routes bound to `server` (handlers.h), already started. `server` must
-  // outlive this object; inference replies arriving after Stop() are dropped.
-  static StatusOr<std::unique_ptr<HttpServer>> Create(const HttpServerOptions& options,
-                                                      InferenceServer* server);
 
   ~HttpServer();  // Stop(0) if still running
   HttpServer(const HttpServer&) = delete;

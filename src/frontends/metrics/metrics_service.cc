@@ -1,8 +1,6 @@
 #include "frontends/metrics/metrics_service.h"
 
 #include "core/server/inference_server.h"
-#include "frontends/http/http_server.h"
-#include "frontends/http/status_mapping.h"
 #include "frontends/metrics/cpu_metrics.h"
 #include "frontends/metrics/latency_metrics.h"
 #include "frontends/metrics/metrics_text.h"
@@ -14,7 +12,7 @@ struct MetricsService::Impl {
   std::unique_ptr<LatencyMetrics> latencies;  // only with summary or histogram latencies
   CpuMonitor cpu;
   InferenceServer* server = nullptr;
-  std::unique_ptr<HttpServer> http;
+  std::unique_ptr<MetricsEndpoint> endpoint;
 };
 
 MetricsService::MetricsService(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -52,35 +50,21 @@ std::string MetricsService::Scrape() const {
   return RenderMetrics(BuildMetricFamilies(input, impl_->options.config));
 }
 
-Status MetricsService::Serve(InferenceServer* server) {
+Status MetricsService::Serve(InferenceServer* server, const MetricsEndpointFactory& endpoint) {
   impl_->server = server;
   if (impl_->options.allow_cpu) impl_->cpu.Start(impl_->options.interval_ms);
-  HttpServerOptions ho;
-  ho.address = impl_->options.address;
-  ho.port = impl_->options.port;
-  ho.thread_count = 1;
-  ho.max_input_size = 64 * 1024;
   const MetricsService* self = this;
-  auto handler = [self](HttpRequest& request, std::shared_ptr<HttpResponder> responder) {
-    if (request.method != HttpMethod::kGet) {
-      return responder->Send(ErrorResponse(405, "Method Not Allowed"));
-    }
-    if (request.Path() != "/metrics") return responder->Send(ErrorResponse(400, "Bad Request"));
-    HttpResponse r = HttpResponse::Empty(200);
-    r.headers.Add("Content-Type", "text/plain; charset=utf-8");
-    r.body.Append(self->Scrape());
-    responder->Send(std::move(r));
-  };
-  NEREID_ASSIGN_OR_RETURN(impl_->http, HttpServer::Create(ho, std::move(handler)));
-  return impl_->http->Start();
+  NEREID_ASSIGN_OR_RETURN(impl_->endpoint, endpoint(impl_->options.address, impl_->options.port,
+                                                    [self] { return self->Scrape(); }));
+  return Status::Ok();
 }
 
-int MetricsService::port() const { return impl_->http ? impl_->http->port() : 0; }
+int MetricsService::port() const { return impl_->endpoint ? impl_->endpoint->port() : 0; }
 
 void MetricsService::Stop() {
-  if (impl_->http) {
-    impl_->http->Stop(std::chrono::milliseconds(1000));
-    impl_->http.reset();
+  if (impl_->endpoint) {
+    impl_->endpoint->Stop();
+    impl_->endpoint.reset();
   }
   impl_->cpu.Stop();
 }

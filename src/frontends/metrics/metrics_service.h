@@ -1,15 +1,17 @@
-// The Prometheus endpoint: `GET /metrics` on its own port (--metrics-port, default 8002), served
-// by the project's own HTTP server (see docs/adr/0007-metrics-endpoint.md), with the families of
-// metrics_text.h. Anything but GET answers 405 and any other path 400, as Triton's
-// HTTPMetricsServer does (here with a JSON error body).
+// The Prometheus endpoint: `GET /metrics` on its own port (--metrics-port, default 8002) with the
+// families of metrics_text.h (see docs/adr/0007-metrics-endpoint.md). This library knows no
+// transport: Serve takes a MetricsEndpointFactory, which src/app binds to the project's HTTP server
+// (app/metrics_endpoint.h: anything but GET answers 405 and any other path 400, as Triton's
+// HTTPMetricsServer does).
 //
 // Life cycle (src/app/main.cc): Create (before the InferenceServer, whose models need the latency
-// observer factory) -> Serve(server) -> Stop(). The CPU poller runs only with allow_cpu.
+// observer factory) -> Serve(server, endpoint) -> Stop(). The CPU poller runs only with allow_cpu.
 //
-// Thread-safety: Create/Serve/Stop from one controlling thread; scrapes run on the HTTP threads.
+// Thread-safety: Create/Serve/Stop from one controlling thread; scrapes run on the endpoint's
+// threads.
 #pragma once
 
-#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,6 +31,19 @@ struct MetricsOptions {
   MetricsConfig config;
 };
 
+// What the metrics frontend needs from a transport: something serving `scrape()`'s text at
+// GET /metrics on an address and port until Stop().
+class MetricsEndpoint {
+ public:
+  virtual ~MetricsEndpoint() = default;
+  virtual int port() const = 0;  // the bound port (useful with port 0)
+  virtual void Stop() = 0;       // no scrape runs once this returns
+};
+
+// Binds address:port (port 0: any free port) and starts serving `scrape`; a busy port fails here.
+using MetricsEndpointFactory = std::function<StatusOr<std::unique_ptr<MetricsEndpoint>>(
+    const std::string& address, int port, std::function<std::string()> scrape)>;
+
 class MetricsService {
  public:
   static StatusOr<std::unique_ptr<MetricsService>> Create(const MetricsOptions& options);
@@ -39,8 +54,8 @@ class MetricsService {
   // What ServerOptions::latency_observers should be: empty unless summaries or histograms are on.
   LatencyObserverFactory LatencyObservers();
 
-  // Binds and starts serving scrapes of `server`, which must outlive Stop().
-  Status Serve(InferenceServer* server);
+  // Binds (through `endpoint`) and starts serving scrapes of `server`, which must outlive Stop().
+  Status Serve(InferenceServer* server, const MetricsEndpointFactory& endpoint);
   int port() const;
   // The text a scrape returns now.
   std::string Scrape() const;

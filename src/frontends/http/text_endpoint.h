@@ -1,0 +1,30 @@
+// A read-only text endpoint on its own HttpServer, for the metrics port: `GET <path>` answers 200
+// text/plain with what `text()` returns at that moment; any other method answers 405 and any other
+// path 400, as Triton's HTTPMetricsServer does (here with a JSON error body). One I/O thread,
+// request bodies capped at 64 KiB.
+//
+// Usage (src/app/metrics_endpoint.cc): StartTextEndpoint(options, scrape) -> ... -> Stop(timeout).
+// Thread-safety: `text` runs on the server's I/O thread; after HttpServer::Stop returns it no
+// longer runs.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "frontends/http/http_server.h"
+#include "nereid/status.h"
+
+namespace nereid {
+
+struct TextEndpointOptions {
+  std::string address = "0.0.0.0";
+  int port = 8002;  // 0: any free port (see HttpServer::port())
+  std::string path = "/metrics";
+};
+
+// Binds and starts serving; a busy port fails here.
+StatusOr<std::unique_ptr<HttpServer>> StartTextEndpoint(const TextEndpointOptions& options,
+                                                        std::function<std::string()> text);
+
+}  // namespace nereid
