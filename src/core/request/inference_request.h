@@ -78,6 +78,9 @@ struct InferOutput {
   DataType data_type = DataType::kInvalid;
   Shape shape;
   std::string data;  // owned bytes; BYTES length-prefixed
+  // Written into the client's shared memory region the request named (data is then empty): the
+  // reply carries only name, datatype and shape.
+  bool in_shared_memory = false;
 };
 
 class InferenceResponse {
