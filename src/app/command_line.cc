@@ -410,7 +410,13 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
   }
   // Checked after every per-option error, as Triton checks it after parsing.
   if (s.model_repositories.empty()) return InvalidArgument("--model-repository must be specified");
+  // The one flag of the compatibility list this build acts on (its value checked above).
+  for (const auto& value : raw.compat["--allow-client-shm"]) {
+    StatusOr<bool> allow = ParseTritonBool(value);
+    s.allow_client_shm = allow.ok() && *allow;
+  }
   for (const char* flag : kCompatFlags) {
+    if (std::string_view(flag) == "--allow-client-shm") continue;
     for (const auto& value : raw.compat[flag]) {
       o.ignored_flags.push_back(std::string(flag) + "=" + value);
     }
