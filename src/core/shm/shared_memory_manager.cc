@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 
+#include "common/error_text.h"
 #include "common/thread_annotations.h"
 
 namespace nereid {
@@ -36,8 +37,6 @@ struct Entry {
   int users = 0;                     // slices alive
   bool awaiting_unregister = false;  // unregistered while in use: erased by the last slice
 };
-
-std::string Quoted(const std::string& name) { return "'" + name + "'"; }
 
 }  // namespace
 
@@ -80,11 +79,12 @@ SharedMemoryManager::~SharedMemoryManager() = default;
 Status SharedMemoryManager::ValidateKey(const std::string& name, const std::string& key) {
   const size_t first = key.find_first_not_of('/');
   if (first == std::string::npos) {
-    return InvalidArgument("cannot register shared memory region '" + name +
-                           "' - invalid shm key '" + key + "'");
+    return InvalidArgument("cannot register shared memory region '" + ClientText(name) +
+                           "' - invalid shm key '" + ClientText(key) + "'");
   }
   if (key.compare(first, std::strlen(kReservedShmKeyPrefix), kReservedShmKeyPrefix) == 0) {
-    return InvalidArgument("cannot register shared memory region '" + name + "' with key '" + key +
+    return InvalidArgument("cannot register shared memory region '" + ClientText(name) +
+                           "' with key '" + ClientText(key) +
                            "' as the key contains the reserved prefix '" + kReservedShmKeyPrefix +
                            "'");
   }
@@ -97,7 +97,7 @@ Status SharedMemoryManager::RegisterSystem(const std::string& name, const std::s
   NEREID_RETURN_IF_ERROR(ValidateKey(name, key));
   MutexLock lock(state_->mu);
   if (state_->regions.count(name) != 0) {
-    return AlreadyExists("shared memory region '" + name + "' already in manager");
+    return AlreadyExists("shared memory region '" + ClientText(name) + "' already in manager");
   }
   auto region = std::make_shared<Region>();
   region->name = name;
@@ -106,19 +106,21 @@ Status SharedMemoryManager::RegisterSystem(const std::string& name, const std::s
   region->byte_size = byte_size;
   // O_NOFOLLOW: shm_open resolves inside /dev/shm; a symlink planted there is not followed.
   region->fd = shm_open(key.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC, S_IRUSR | S_IWUSR);
-  if (region->fd == -1) return Internal("Unable to open shared memory region: '" + key + "'");
+  if (region->fd == -1)
+    return Internal("Unable to open shared memory region: '" + ClientText(key) + "'");
   struct stat st;
   if (fstat(region->fd, &st) == -1 || st.st_size < 0) {
-    return Internal("Invalid shared memory region: '" + key + "'");
+    return Internal("Invalid shared memory region: '" + ClientText(key) + "'");
   }
   const uint64_t object_size = static_cast<uint64_t>(st.st_size);
   if (offset > object_size || byte_size > object_size - offset) {
-    return InvalidArgument("failed to register shared memory region '" + name + "': invalid args");
+    return InvalidArgument("failed to register shared memory region '" + ClientText(name) +
+                           "': invalid args");
   }
   void* addr = mmap(nullptr, byte_size, PROT_READ | PROT_WRITE, MAP_SHARED, region->fd,
                     static_cast<off_t>(offset));
   if (addr == MAP_FAILED) {
-    return InvalidArgument("failed to register shared memory region '" + name +
+    return InvalidArgument("failed to register shared memory region '" + ClientText(name) +
                            "': unable to process address space" + std::strerror(errno));
   }
   region->base = static_cast<char*>(addr);
@@ -128,7 +130,7 @@ Status SharedMemoryManager::RegisterSystem(const std::string& name, const std::s
 
 Status SharedMemoryManager::RegisterCuda(const std::string& name) const {
   if (!allow_client_shm_) return Unsupported(kClientShmDisabled);
-  return InvalidArgument("failed to register CUDA shared memory region: '" + name +
+  return InvalidArgument("failed to register CUDA shared memory region: '" + ClientText(name) +
                          "', GPUs not supported");
 }
 
@@ -143,7 +145,7 @@ StatusOr<std::vector<ShmRegionStatus>> SharedMemoryManager::SystemStatus(
   }
   auto it = state_->regions.find(name);
   if (it == state_->regions.end()) {
-    return NotFound("Unable to find system shared memory region: " + Quoted(name));
+    return NotFound("Unable to find system shared memory region: '" + ClientText(name) + "'");
   }
   out.push_back(row(*it->second.region));
   return out;
@@ -154,10 +156,10 @@ StatusOr<std::vector<ShmRegionStatus>> SharedMemoryManager::CudaStatus(
   if (name.empty()) return std::vector<ShmRegionStatus>{};
   MutexLock lock(state_->mu);
   if (state_->regions.count(name) != 0) {
-    return NotFound("The region named " + Quoted(name) +
-                    " is registered as system shared memory, not CUDA shared memory");
+    return NotFound("The region named '" + ClientText(name) +
+                    "' is registered as system shared memory, not CUDA shared memory");
   }
-  return NotFound("Unable to find cuda shared memory region: " + Quoted(name));
+  return NotFound("Unable to find cuda shared memory region: '" + ClientText(name) + "'");
 }
 
 Status SharedMemoryManager::UnregisterSystem(const std::string& name) {
@@ -191,28 +193,29 @@ StatusOr<std::shared_ptr<ShmSlice>> SharedMemoryManager::Acquire(const std::stri
   MutexLock lock(state_->mu);
   auto it = state_->regions.find(name);
   if (it == state_->regions.end()) {
-    return NotFound("Unable to find shared memory region: " + Quoted(name));
+    return NotFound("Unable to find shared memory region: '" + ClientText(name) + "'");
   }
   const Region& r = *it->second.region;
   if (offset >= r.byte_size) {
-    return InvalidArgument("Invalid offset for shared memory region: " + Quoted(name));
+    return InvalidArgument("Invalid offset for shared memory region: '" + ClientText(name) + "'");
   }
   constexpr uint64_t kMax = std::numeric_limits<size_t>::max();
   if (byte_size > kMax - offset) {
     return InvalidArgument("Integer overflow detected: byte_size (" + std::to_string(byte_size) +
                            ") + offset (" + std::to_string(offset) + ") exceeds maximum value (" +
-                           std::to_string(kMax) + ") for region " + Quoted(name));
+                           std::to_string(kMax) + ") for region '" + ClientText(name) + "'");
   }
   if (offset + byte_size > r.byte_size) {
-    return InvalidArgument("Invalid offset + byte size for shared memory region: " + Quoted(name));
+    return InvalidArgument("Invalid offset + byte size for shared memory region: '" +
+                           ClientText(name) + "'");
   }
   // The client may have shrunk the object since registration; touching mapped pages past its end
   // raises SIGBUS. What remains (a shrink between this check and the read) is in docs/security.md.
   struct stat st;
   if (fstat(r.fd, &st) == -1 || st.st_size < 0 ||
       static_cast<uint64_t>(st.st_size) < r.offset + offset + byte_size) {
-    return InvalidArgument("Invalid shared memory region: " + Quoted(name) +
-                           " is smaller than when it was registered");
+    return InvalidArgument("Invalid shared memory region: '" + ClientText(name) +
+                           "' is smaller than when it was registered");
   }
   ++it->second.users;
   return std::shared_ptr<ShmSlice>(std::make_shared<RegionSlice>(
