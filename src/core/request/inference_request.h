@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ struct InferInput {
 struct RequestedOutput {
   std::string name;
   Parameters parameters;  // frontend-specific ones (e.g. binary_data) stay here untouched
+  // Set by the server when the client asked for this output in a shared memory region: the
+  // bounds-checked range (pinned by the request) a lone request's output is allocated in.
+  std::optional<std::span<char>> shared_memory;
 };
 
 class InferenceRequest {

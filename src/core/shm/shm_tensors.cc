@@ -84,11 +84,13 @@ StatusOr<ShmOutputTargets> ResolveShmTensors(const SharedMemoryManager& manager,
     in.parameters.Remove(kByteSize);
     request->KeepAlive(std::move(slice));
   }
-  for (const RequestedOutput& out : request->outputs) {
+  for (RequestedOutput& out : request->outputs) {
     NEREID_ASSIGN_OR_RETURN(std::optional<ShmParams> shm, ParseShmParams(out.parameters, out.name));
     if (!shm) continue;
     NEREID_ASSIGN_OR_RETURN(std::shared_ptr<ShmSlice> slice,
                             manager.Acquire(shm->region, shm->offset, shm->byte_size));
+    out.shared_memory = slice->data();
+    request->KeepAlive(slice);  // the backend may write there (instance_runner.cc)
     targets.outputs.emplace_back(out.name, std::move(slice));
   }
   return targets;
@@ -97,13 +99,10 @@ StatusOr<ShmOutputTargets> ResolveShmTensors(const SharedMemoryManager& manager,
 Status WriteShmOutputs(const ShmOutputTargets& targets, InferenceResponse* response) {
   for (const auto& [name, slice] : targets.outputs) {
     for (InferOutput& out : response->outputs) {
-      if (out.name != name) continue;
+      if (out.name != name || out.in_shared_memory) continue;
       const std::span<char> dst = slice->data();
       if (out.data.size() > dst.size()) {
-        return Internal("shared memory size specified with the request for output '" +
-                        ClientText(name) + "' (" + std::to_string(dst.size()) +
-                        " bytes) should be at least " + std::to_string(out.data.size()) +
-                        " bytes to hold the results");
+        return OutputRegionTooSmall(name, dst.size(), out.data.size());
       }
       std::memcpy(dst.data(), out.data.data(), out.data.size());
       out.in_shared_memory = true;
@@ -111,6 +110,12 @@ Status WriteShmOutputs(const ShmOutputTargets& targets, InferenceResponse* respo
     }
   }
   return Status::Ok();
+}
+
+Status OutputRegionTooSmall(std::string_view name, size_t have, size_t need) {
+  return Internal("shared memory size specified with the request for output '" + ClientText(name) +
+                  "' (" + std::to_string(have) + " bytes) should be at least " +
+                  std::to_string(need) + " bytes to hold the results");
 }
 
 }  // namespace nereid

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/request/inference_request.h"
@@ -30,12 +31,19 @@ struct ShmOutputTargets {
 };
 
 // Points every shm input of `request` at its range of the mapping (removing the shm parameters,
-// which no backend sees) and pins every output range. Errors are Triton's texts.
+// which no backend sees), pins every output range and sets RequestedOutput::shared_memory to it.
+// Errors are Triton's texts.
 StatusOr<ShmOutputTargets> ResolveShmTensors(const SharedMemoryManager& manager,
                                              InferenceRequest* request);
 
-// Copies each output named in `targets` into its range and marks it in_shared_memory (its data
-// is dropped). An output larger than its range is INTERNAL with Triton's text.
+// Copies each output named in `targets` that is not in_shared_memory yet into its range and marks
+// it so (its data is dropped). An output larger than its range is OutputRegionTooSmall. Outputs
+// of a request executed alone were allocated in their range directly (instance_runner.cc) and
+// need no copy; this serves those split out of a dynamic batch.
 Status WriteShmOutputs(const ShmOutputTargets& targets, InferenceResponse* response);
+
+// INTERNAL with Triton's text: "shared memory size specified with the request for output '<name>'
+// (<have> bytes) should be at least <need> bytes to hold the results".
+Status OutputRegionTooSmall(std::string_view name, size_t have, size_t need);
 
 }  // namespace nereid
