@@ -18,9 +18,8 @@ StatusOr<ShmRegisterRequest> DecodeShmRegisterRequest(std::string_view body) {
   }
   ShmRegisterRequest out;
   auto member = [&doc](const char* name) -> const rapidjson::Value* {
-    if (!doc.IsObject()) return nullptr;
-    auto it = doc.FindMember(name);
-    return it == doc.MemberEnd() ? nullptr : &it->value;
+    if (!doc.IsObject() || !doc.HasMember(name)) return nullptr;
+    return &doc[name];
   };
   const rapidjson::Value* key = member("key");
   if (key == nullptr) return InvalidArgument("Shared memory register request has no 'key' field");
