@@ -322,7 +322,10 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
       ->allow_extra_args(false)
       ->multi_option_policy(kAll);
   for (const char* flag : kCompatFlags) {
-    app.add_option(flag, raw.compat[flag], "Accepted for Triton compatibility; no effect yet")
+    const bool acted_on = std::string_view(flag) == "--allow-client-shm";
+    app.add_option(flag, raw.compat[flag],
+                   acted_on ? "Whether clients may register shared memory regions (default false)"
+                            : "Accepted for Triton compatibility; no effect yet")
         ->allow_extra_args(false)
         ->multi_option_policy(kAll);
   }
