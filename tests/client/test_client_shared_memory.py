@@ -78,6 +78,12 @@ def unregister_all(server):
         c.unregister_system_shared_memory()
 
 
+def own_client(name, server):
+    """A client of its own, for a request sent from another thread."""
+    return module_of(name).InferenceServerClient(
+        f"127.0.0.1:{server.port}" if name == "http" else server.target())
+
+
 def error_of(fn, *args, **kwargs):
     with pytest.raises(InferenceServerException) as e:
         fn(*args, **kwargs)
@@ -365,9 +371,7 @@ def test_dynamic_batcher_gathers_inputs_from_the_mapping(server):
                     inp.set_shared_memory(r.name, 4 * n, offset=i * 4 * n)
                     out = module.InferRequestedOutput("OUTPUT0")
                     out.set_shared_memory(r.name, 4 * n, offset=(count + i) * 4 * n)
-                    module_client = module.InferenceServerClient(
-                        f"127.0.0.1:{server.port}" if name == "http" else server.target())
-                    module_client.infer("db_delay", [inp], outputs=[out])
+                    own_client(name, server).infer("db_delay", [inp], outputs=[out])
                 except Exception as e:  # noqa: BLE001
                     errors.append(e)
             threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
@@ -558,9 +562,7 @@ def test_unregister_during_inference(server):
                     inp.set_shared_memory(r.name, 4, offset=4 * i)
                     out = module.InferRequestedOutput("OUTPUT0")
                     out.set_shared_memory(r.name, 4, offset=32 + 4 * i)
-                    own = module.InferenceServerClient(
-                        f"127.0.0.1:{server.port}" if name == "http" else server.target())
-                    own.infer("slow_identity", [inp], outputs=[out])
+                    own_client(name, server).infer("slow_identity", [inp], outputs=[out])
                 except Exception as e:  # noqa: BLE001
                     errors.append(e)
             threads = [threading.Thread(target=one, args=(i,)) for i in range(len(values))]

@@ -43,7 +43,10 @@ StatusOr<ShmRegisterRequest> DecodeShmRegisterRequest(std::string_view body) {
   return out;
 }
 
-std::string EncodeSystemShmStatus(const std::vector<ShmRegionStatus>& regions) {
+namespace {
+
+// Triton's status rows: system regions carry key and offset, CUDA ones a device_id.
+std::string EncodeStatus(const std::vector<ShmRegionStatus>& regions, bool system) {
   std::string json;
   StringOutputStream stream(&json);
   JsonWriter w(stream);
@@ -52,10 +55,15 @@ std::string EncodeSystemShmStatus(const std::vector<ShmRegionStatus>& regions) {
     w.StartObject();
     WriteJsonKey(w, "name");
     WriteJsonString(w, r.name);
-    WriteJsonKey(w, "key");
-    WriteJsonString(w, r.key);
-    WriteJsonKey(w, "offset");
-    w.Uint64(r.offset);
+    if (system) {
+      WriteJsonKey(w, "key");
+      WriteJsonString(w, r.key);
+      WriteJsonKey(w, "offset");
+      w.Uint64(r.offset);
+    } else {
+      WriteJsonKey(w, "device_id");
+      w.Uint64(0);
+    }
     WriteJsonKey(w, "byte_size");
     w.Uint64(r.byte_size);
     w.EndObject();
@@ -64,23 +72,14 @@ std::string EncodeSystemShmStatus(const std::vector<ShmRegionStatus>& regions) {
   return json;
 }
 
+}  // namespace
+
+std::string EncodeSystemShmStatus(const std::vector<ShmRegionStatus>& regions) {
+  return EncodeStatus(regions, true);
+}
+
 std::string EncodeCudaShmStatus(const std::vector<ShmRegionStatus>& regions) {
-  std::string json;
-  StringOutputStream stream(&json);
-  JsonWriter w(stream);
-  w.StartArray();
-  for (const ShmRegionStatus& r : regions) {
-    w.StartObject();
-    WriteJsonKey(w, "name");
-    WriteJsonString(w, r.name);
-    WriteJsonKey(w, "device_id");
-    w.Uint64(0);
-    WriteJsonKey(w, "byte_size");
-    w.Uint64(r.byte_size);
-    w.EndObject();
-  }
-  w.EndArray();
-  return json;
+  return EncodeStatus(regions, false);
 }
 
 }  // namespace nereid

@@ -21,6 +21,16 @@ void ReplyStatus(const StatusOr<std::vector<ShmRegionStatus>>& rows,
   responder->Send(HttpResponse::Json(200, encode(*rows)));
 }
 
+// Triton's checks before a register body is read: the switch, then a region name.
+Status CheckRegister(const SharedMemoryManager& shm, const RouteParams& p, const char* kind) {
+  if (!shm.client_shm_allowed()) return Unsupported(kClientShmDisabled);
+  if (p.region.empty()) {
+    return InvalidArgument(std::string("'region name' is necessary to register ") + kind +
+                           " shared memory region");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void HandleSystemShmStatus(InferenceServer* server, const HttpHandlerOptions&, HttpRequest&,
@@ -31,12 +41,7 @@ void HandleSystemShmStatus(InferenceServer* server, const HttpHandlerOptions&, H
 void HandleSystemShmRegister(InferenceServer* server, const HttpHandlerOptions&,
                              HttpRequest& request, const RouteParams& p, Responder responder) {
   SharedMemoryManager& shm = server->shared_memory();
-  if (!shm.client_shm_allowed()) return Reply(Unsupported(kClientShmDisabled), responder);
-  if (p.region.empty()) {
-    return Reply(
-        InvalidArgument("'region name' is necessary to register system shared memory region"),
-        responder);
-  }
+  if (Status s = CheckRegister(shm, p, "system"); !s.ok()) return Reply(s, responder);
   StatusOr<ShmRegisterRequest> body = DecodeShmRegisterRequest(*request.body);
   if (!body.ok()) return Reply(body.status(), responder);
   Reply(shm.RegisterSystem(p.region, body->key, body->offset, body->byte_size), responder);
@@ -55,12 +60,7 @@ void HandleCudaShmStatus(InferenceServer* server, const HttpHandlerOptions&, Htt
 void HandleCudaShmRegister(InferenceServer* server, const HttpHandlerOptions&, HttpRequest&,
                            const RouteParams& p, Responder responder) {
   SharedMemoryManager& shm = server->shared_memory();
-  if (!shm.client_shm_allowed()) return Reply(Unsupported(kClientShmDisabled), responder);
-  if (p.region.empty()) {
-    return Reply(
-        InvalidArgument("'region name' is necessary to register cuda shared memory region"),
-        responder);
-  }
+  if (Status s = CheckRegister(shm, p, "cuda"); !s.ok()) return Reply(s, responder);
   Reply(shm.RegisterCuda(p.region), responder);
 }
 
