@@ -109,7 +109,8 @@ Status SharedMemoryManager::RegisterSystem(const std::string& name, const std::s
   if (region->fd == -1)
     return Internal("Unable to open shared memory region: '" + ClientText(key) + "'");
   struct stat st;
-  if (fstat(region->fd, &st) == -1 || st.st_size < 0) {
+  // Only a regular shm object: a FIFO or device node someone placed in /dev/shm is refused.
+  if (fstat(region->fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_size < 0) {
     return Internal("Invalid shared memory region: '" + ClientText(key) + "'");
   }
   const uint64_t object_size = static_cast<uint64_t>(st.st_size);

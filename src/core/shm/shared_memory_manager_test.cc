@@ -1,6 +1,7 @@
 #include "core/shm/shared_memory_manager.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <thread>
@@ -62,6 +63,16 @@ TEST(SharedMemoryManagerTest, OpensOnlyShmObjects) {
   EXPECT_EQ(Message(m.RegisterSystem("r", "/../../etc/passwd", 0, 8)),
             "Unable to open shared memory region: '/../../etc/passwd'");
   EXPECT_EQ(m.RegisterSystem("r", "/..", 0, 8).code(), StatusCode::kInternal);
+}
+
+TEST(SharedMemoryManagerTest, RefusesObjectsThatAreNotRegularFiles) {
+  auto m = Enabled();
+  const std::string name = "nereid_shm_test_fifo_" + std::to_string(getpid());
+  ASSERT_EQ(mkfifo(("/dev/shm/" + name).c_str(), 0600), 0);
+  Status s = m.RegisterSystem("r", "/" + name, 0, 8);
+  unlink(("/dev/shm/" + name).c_str());
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_EQ(s.message(), "Invalid shared memory region: '/" + name + "'");
 }
 
 TEST(SharedMemoryManagerTest, RegisterStatusUnregister) {
