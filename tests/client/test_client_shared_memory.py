@@ -189,7 +189,7 @@ def test_register_body_errors_over_http(server):
     base = f"http://127.0.0.1:{server.port}/v2/systemsharedmemory"
     cases = [({"byte_size": 8}, 400, "Shared memory register request has no 'key' field"),
              ({"key": "/k"}, 400, "Shared memory register request has no 'byte_size' field"),
-             ({"key": "/k", "byte_size": -1}, 500,
+             ({"key": "/k", "byte_size": -1}, 400,  # Triton: 500 (ADR 0002 item 6)
               "attempt to access JSON non-unsigned-integer as unsigned-integer")]
     for body, code, text in cases:
         r = requests.post(f"{base}/region/r/register", data=json.dumps(body))
@@ -446,11 +446,16 @@ def test_inference_range_errors(server):
                 f"Invalid offset + byte size for shared memory region: '{r.name}'"
             assert infer_error(r.name, 2**63 - 1, offset=8) == \
                 f"Invalid offset + byte size for shared memory region: '{r.name}'"
-            # Negative values are the unsigned numbers they encode, then refused.
-            assert infer_error(r.name, 16, offset=-1) == \
-                f"Invalid offset for shared memory region: '{r.name}'"
-            assert infer_error(r.name, -1) == \
-                f"Invalid offset + byte size for shared memory region: '{r.name}'"
+            if name == "http":  # not an unsigned JSON integer: Triton's HTTP parse error
+                for key, size, offset in [("offset", 16, -1), ("byte_size", -1, 0)]:
+                    assert infer_error(r.name, size, offset=offset) == (
+                        f"Unable to parse 'shared_memory_{key}': attempt to access JSON "
+                        "non-unsigned-integer as unsigned-integer")
+            else:  # gRPC int64: the unsigned number it encodes, then refused
+                assert infer_error(r.name, 16, offset=-1) == \
+                    f"Invalid offset for shared memory region: '{r.name}'"
+                assert infer_error(r.name, -1) == \
+                    f"Invalid offset + byte size for shared memory region: '{r.name}'"
             assert "input byte size mismatch for input 'INPUT0' for model 'identity_fp32'. " \
                 "Expected 16, got 32" in infer_error(r.name, 32)
             c.unregister_system_shared_memory(r.name)

@@ -23,11 +23,11 @@ StatusOr<ShmRegisterRequest> DecodeShmRegisterRequest(std::string_view body) {
   };
   const rapidjson::Value* key = member("key");
   if (key == nullptr) return InvalidArgument("Shared memory register request has no 'key' field");
-  if (!key->IsString()) return Internal("attempt to access JSON non-string as string");
+  if (!key->IsString()) return InvalidArgument("attempt to access JSON non-string as string");
   out.key.assign(key->GetString(), key->GetStringLength());
   auto as_uint = [](const rapidjson::Value& v, uint64_t* n) {
     if (!v.IsUint64()) {
-      return Internal("attempt to access JSON non-unsigned-integer as unsigned-integer");
+      return InvalidArgument("attempt to access JSON non-unsigned-integer as unsigned-integer");
     }
     *n = v.GetUint64();
     return Status::Ok();

@@ -24,7 +24,8 @@ struct ShmRegisterRequest {
 
 // Triton's texts: a body that is not JSON is INVALID_ARG "failed to parse the request JSON
 // buffer: ...", a missing key or byte_size INVALID_ARG "Shared memory register request has no
-// '<field>' field", a member of the wrong JSON type INTERNAL "attempt to access JSON ...".
+// '<field>' field", a member of the wrong JSON type "attempt to access JSON ..." (INVALID_ARG;
+// Triton's INTERNAL, ADR 0002 item 6).
 StatusOr<ShmRegisterRequest> DecodeShmRegisterRequest(std::string_view body);
 
 std::string EncodeSystemShmStatus(const std::vector<ShmRegionStatus>& regions);

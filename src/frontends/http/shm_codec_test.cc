@@ -26,7 +26,7 @@ TEST(ShmCodecTest, RegisterErrorsAreTritons) {
   EXPECT_EQ(message("[]"), "Shared memory register request has no 'key' field");
   EXPECT_EQ(message(""), "failed to parse the request JSON buffer: The document is empty. at 0");
   auto negative = DecodeShmRegisterRequest(R"({"key":"/k","byte_size":-1})");
-  EXPECT_EQ(negative.status().code(), StatusCode::kInternal);
+  EXPECT_EQ(negative.status().code(), StatusCode::kInvalidArgument);  // ADR 0002 item 6
   EXPECT_EQ(negative.status().message(),
             "attempt to access JSON non-unsigned-integer as unsigned-integer");
   EXPECT_EQ(message(R"({"key":"/k","offset":"0","byte_size":1})"),
