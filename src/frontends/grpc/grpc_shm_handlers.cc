@@ -8,7 +8,8 @@ namespace nereid::grpc_frontend {
 
 namespace pb = inference;
 
-grpc::Status SystemShmStatus(InferenceServer& server, const pb::SystemSharedMemoryStatusRequest& req,
+grpc::Status SystemShmStatus(InferenceServer& server,
+                             const pb::SystemSharedMemoryStatusRequest& req,
                              pb::SystemSharedMemoryStatusResponse* resp) {
   auto rows = server.shared_memory().SystemStatus(req.name());
   if (!rows.ok()) return ToGrpcStatus(rows.status());
