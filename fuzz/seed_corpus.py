@@ -204,6 +204,17 @@ def model_configs(models):
     return out
 
 
+def shm_bodies():
+    ranges = [(0, 4096), (4095, 1), (4096, 0), (8, 2**64 - 8), (2**63, 2**63), (16, 4081)]
+    out = [struct.pack("<QQ", o, n) for o, n in ranges]
+    for o, n in ranges:
+        out.append(json.dumps({"key": "/nereid_region", "offset": o, "byte_size": n}).encode())
+    out += [b'{"key": "/", "byte_size": 8}',
+            b'{"key": "//triton_python_backend_shm_region_1", "byte_size": 8}',
+            b'{"key": "/k"}', b'{"byte_size": 1}', b'{"key": 1, "byte_size": -1}', b""]
+    return out
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -218,6 +229,7 @@ def main():
         "fuzz_load_override": load_bodies(),
         "fuzz_grpc_infer": grpc_messages(),
         "fuzz_settings": settings(),
+        "fuzz_shm": shm_bodies(),
         "fuzz_http_framing": [r for r in http_requests() if b"Transfer-Encoding" in r]
         + [b"Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
            b"\r\n\r\nGET / HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\ncontent-length: 1\r\n\r\n"],

@@ -322,7 +322,10 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
       ->allow_extra_args(false)
       ->multi_option_policy(kAll);
   for (const char* flag : kCompatFlags) {
-    app.add_option(flag, raw.compat[flag], "Accepted for Triton compatibility; no effect yet")
+    const bool acted_on = std::string_view(flag) == "--allow-client-shm";
+    app.add_option(flag, raw.compat[flag],
+                   acted_on ? "Whether clients may register shared memory regions (default false)"
+                            : "Accepted for Triton compatibility; no effect yet")
         ->allow_extra_args(false)
         ->multi_option_policy(kAll);
   }
@@ -410,7 +413,13 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
   }
   // Checked after every per-option error, as Triton checks it after parsing.
   if (s.model_repositories.empty()) return InvalidArgument("--model-repository must be specified");
+  // The one flag of the compatibility list this build acts on (its value checked above).
+  for (const auto& value : raw.compat["--allow-client-shm"]) {
+    StatusOr<bool> allow = ParseTritonBool(value);
+    s.allow_client_shm = allow.ok() && *allow;
+  }
   for (const char* flag : kCompatFlags) {
+    if (std::string_view(flag) == "--allow-client-shm") continue;
     for (const auto& value : raw.compat[flag]) {
       o.ignored_flags.push_back(std::string(flag) + "=" + value);
     }

@@ -194,6 +194,20 @@ TEST(CommandLineTest, CompatibilityFlagsAreReported) {
   EXPECT_EQ(o->ignored_flags.size(), 2u);  // --allow-metrics has an effect now
 }
 
+TEST(CommandLineTest, AllowClientShm) {
+  auto off = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->server.allow_client_shm);  // Triton's default since #8721
+  auto on = Parse({"--model-repository=/m", "--allow-client-shm=true"});
+  ASSERT_TRUE(on.ok()) << on.status().message();
+  EXPECT_TRUE(on->server.allow_client_shm);
+  EXPECT_TRUE(on->ignored_flags.empty());  // it has an effect
+  auto last = Parse({"--model-repository=/m", "--allow-client-shm=1", "--allow-client-shm=off"});
+  ASSERT_TRUE(last.ok());
+  EXPECT_FALSE(last->server.allow_client_shm);
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--allow-client-shm=maybe"}).ok());
+}
+
 TEST(CommandLineTest, MetricsFlags) {
   auto d = Parse({"--model-repository=/m", "--http-address=127.0.0.1"});
   ASSERT_TRUE(d.ok());

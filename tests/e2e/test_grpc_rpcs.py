@@ -109,14 +109,22 @@ def test_model_config(examples, pbs):  # noqa: F811
 
 
 UNIMPLEMENTED = [
-    ("SystemSharedMemoryStatus", "SystemSharedMemoryStatusRequest"),
-    ("SystemSharedMemoryRegister", "SystemSharedMemoryRegisterRequest"),
-    ("SystemSharedMemoryUnregister", "SystemSharedMemoryUnregisterRequest"),
-    ("CudaSharedMemoryStatus", "CudaSharedMemoryStatusRequest"),
-    ("CudaSharedMemoryRegister", "CudaSharedMemoryRegisterRequest"),
-    ("CudaSharedMemoryUnregister", "CudaSharedMemoryUnregisterRequest"),
     ("TraceSetting", "TraceSettingRequest"), ("LogSettings", "LogSettingsRequest"),
 ]
+
+
+def test_shared_memory_rpcs_answer(examples, pbs):
+    # tests/client/test_client_shared_memory.py covers them through Triton's client; here only
+    # that they are served: status answers, register is refused while --allow-client-shm is false.
+    r = examples.stub().SystemSharedMemoryStatus(pbs.pb.SystemSharedMemoryStatusRequest())
+    assert len(r.regions) == 0
+    r = examples.stub().CudaSharedMemoryStatus(pbs.pb.CudaSharedMemoryStatusRequest())
+    assert len(r.regions) == 0
+    err = rpc_error(examples.stub().SystemSharedMemoryRegister,
+                    pbs.pb.SystemSharedMemoryRegisterRequest(name="r", key="/k", byte_size=8))
+    assert err.code() == grpc.StatusCode.UNIMPLEMENTED
+    assert err.details() == ("Client shared memory is disabled. Start the server with "
+                             "'--allow-client-shm=true' to enable.")
 
 
 @pytest.mark.parametrize("rpc,request_type", UNIMPLEMENTED)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/model/batch_io.h"
+#include "core/shm/shm_tensors.h"
 
 namespace nereid {
 namespace {
@@ -58,6 +59,14 @@ class ResponseOutputs final : public backend::OutputAllocator {
     } else {
       out.shape.assign(shape.begin(), shape.end());
     }
+    if (std::optional<std::span<char>> region = SharedMemoryTarget(name)) {
+      // The client's region, bounds-checked and pinned by the request: the backend writes the
+      // output there and nothing copies it again (core/shm/shm_tensors.h).
+      if (byte_size > region->size()) return OutputRegionTooSmall(name, region->size(), byte_size);
+      out.in_shared_memory = true;
+      outputs_.push_back(std::move(out));
+      return region->subspan(0, byte_size);
+    }
     try {
       out.data.resize(byte_size);
     } catch (const std::exception&) {  // length_error or bad_alloc: must not cross the plugin
@@ -89,6 +98,16 @@ class ResponseOutputs final : public backend::OutputAllocator {
   }
 
  private:
+  // A lone request's output asked into shared memory. A batch of several writes into a buffer of
+  // its own and the server copies each request's slice afterwards.
+  std::optional<std::span<char>> SharedMemoryTarget(std::string_view name) const {
+    if (items_.size() != 1 || items_[0] != &request_) return std::nullopt;
+    for (const RequestedOutput& o : request_.outputs) {
+      if (o.name == name) return o.shared_memory;
+    }
+    return std::nullopt;
+  }
+
   Status CheckScatterSize(const TensorSpec& spec, const Shape& shape, size_t byte_size) const {
     if (spec.data_type == DataType::kBytes) return Status::Ok();
     NEREID_ASSIGN_OR_RETURN(size_t expected, FixedByteSize(spec.data_type, shape, spec.name));

@@ -100,6 +100,38 @@ TEST(InstanceRunnerTest, ReshapeBothWays) {
   EXPECT_EQ((*resp)->outputs[0].shape, (Shape{2, 2, 2}));
 }
 
+TEST(InstanceRunnerTest, SharedMemoryOutputIsAllocatedInTheRegion) {
+  DoublingInstance inst;
+  std::vector<char> region(32, 0);
+  auto req = Request({1, 2, 3, 4}, {1, 2, 2});
+  req->outputs = {{"OUT_A", {}, std::span<char>(region.data() + 8, 24)}, {"OUT_B", {}}};
+  auto resp = RunOnInstance(inst, Model(false), std::move(req), 1, &times_);
+  ASSERT_TRUE(resp.ok()) << resp.status().message();
+  EXPECT_TRUE((*resp)->outputs[0].in_shared_memory);
+  EXPECT_TRUE((*resp)->outputs[0].data.empty());
+  EXPECT_EQ((*resp)->outputs[0].shape, (Shape{1, 2, 2}));
+  float v[4];
+  std::memcpy(v, region.data() + 8, 16);
+  EXPECT_EQ(v[0], 2.0f);
+  EXPECT_EQ(v[3], 8.0f);
+  EXPECT_FALSE((*resp)->outputs[1].in_shared_memory);
+  EXPECT_EQ((*resp)->outputs[1].data.size(), 16u);
+}
+
+TEST(InstanceRunnerTest, SharedMemoryOutputRegionTooSmall) {
+  DoublingInstance inst;
+  std::vector<char> region(8, 0);
+  auto req = Request({1, 2, 3, 4}, {1, 2, 2});
+  req->outputs = {{"OUT_A", {}, std::span<char>(region)}};
+  auto resp = RunOnInstance(inst, Model(false), std::move(req), 1, &times_);
+  ASSERT_FALSE(resp.ok());
+  EXPECT_EQ(resp.status().code(), StatusCode::kInternal);
+  EXPECT_EQ(resp.status().message(),
+            "shared memory size specified with the request for output 'OUT_A' (8 bytes) should be "
+            "at least 16 bytes to hold the results");
+  EXPECT_EQ(region, std::vector<char>(8, 0));
+}
+
 TEST(InstanceRunnerTest, MissingOutputIsInternalError) {
   DoublingInstance inst;
   inst.produce = {"OUT_A"};

@@ -113,11 +113,6 @@ StatusOr<int64_t> ValidateRequest(const ModelInfo& model, const InferenceRequest
   const bool batching = model.max_batch_size > 0;
   int64_t batch = -1;
   for (const InferInput& in : r.inputs) {
-    if (in.parameters.Find("shared_memory_region") != nullptr) {
-      // Triton's answer while --allow-client-shm is false (its default, and all this build has).
-      return Unavailable(Prefix(r) + "Client shared memory is disabled; input '" + in.name +
-                         "' cannot be read from shared memory region");
-    }
     const TensorSpec& spec = *model.FindInput(in.name);
     if (in.data_type != spec.data_type) {
       return InvalidArgument(Prefix(r) + "inference input '" + in.name + "' data-type is '" +

@@ -116,16 +116,6 @@ TEST(RequestValidatorTest, ByteSizeMismatch) {
             std::string::npos);
 }
 
-TEST(RequestValidatorTest, SharedMemoryInputIsRefused) {
-  Req q({1, 16});
-  q.r.inputs[0].parameters.Set("shared_memory_region", std::string("r"));
-  q.r.inputs[0].data = {};
-  auto b = ValidateRequest(AddSub(8), q.r);
-  ASSERT_FALSE(b.ok());
-  EXPECT_EQ(b.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(Message(b).find("Client shared memory is disabled"), std::string::npos);
-}
-
 TEST(RequestValidatorTest, BytesElementCount) {
   ModelInfo m;
   m.name = "s";

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ struct InferInput {
 struct RequestedOutput {
   std::string name;
   Parameters parameters;  // frontend-specific ones (e.g. binary_data) stay here untouched
+  // Set by the server when the client asked for this output in a shared memory region: the
+  // bounds-checked range (pinned by the request) a lone request's output is allocated in.
+  std::optional<std::span<char>> shared_memory;
 };
 
 class InferenceRequest {
@@ -78,6 +82,9 @@ struct InferOutput {
   DataType data_type = DataType::kInvalid;
   Shape shape;
   std::string data;  // owned bytes; BYTES length-prefixed
+  // Written into the client's shared memory region the request named (data is then empty): the
+  // reply carries only name, datatype and shape.
+  bool in_shared_memory = false;
 };
 
 class InferenceResponse {

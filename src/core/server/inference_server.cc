@@ -11,6 +11,7 @@
 #include "core/repository/model_repository.h"
 #include "core/repository/repository_poller.h"
 #include "core/server/task_pool.h"
+#include "core/shm/shm_tensors.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -18,10 +19,16 @@ namespace {
 
 // Extensions this build really implements, in Triton's order (REFERENCE.md §1.1).
 std::vector<std::string> Extensions() {
-  return {"classification",     "sequence",
-          "model_repository",   "model_repository(unload_dependents)",
-          "schedule_policy",    "model_configuration",
-          "binary_tensor_data", "parameters",
+  return {"classification",
+          "sequence",
+          "model_repository",
+          "model_repository(unload_dependents)",
+          "schedule_policy",
+          "model_configuration",
+          "system_shared_memory",
+          "cuda_shared_memory",
+          "binary_tensor_data",
+          "parameters",
           "statistics"};
 }
 
@@ -44,7 +51,10 @@ int DefaultMaxBatchSize(const ServerOptions& options) {
 
 InferenceServer::InferenceServer(const ServerOptions& options,
                                  std::unique_ptr<ModelRepository> repository)
-    : options_(options), repository_(std::move(repository)) {
+    : options_(options),
+      repository_(std::move(repository)),
+      shared_memory_(std::make_unique<SharedMemoryManager>(
+          SharedMemoryManager::Options{options.allow_client_shm})) {
   metadata_.name = options.server_id;
   metadata_.version = NEREID_VERSION;
   metadata_.extensions = Extensions();
@@ -274,12 +284,33 @@ void InferenceServer::InferAsync(ServedModel model, std::unique_ptr<InferenceReq
   }
   request->received_at = std::chrono::steady_clock::now();
   request->server_stop = stop_token_;
+  StatusOr<ShmOutputTargets> shm = ResolveShmTensors(*shared_memory_, request.get());
+  if (!shm.ok()) {
+    done(shm.status());
+    return;
+  }
   // The ticket is released when the callback is destroyed, after it ran: the request is counted
-  // until nothing of it can run any more. Nothing here captures `this`.
+  // until nothing of it can run any more. Nothing here captures `this`. Output regions stay
+  // pinned until then too.
+  auto ticket_holder = std::make_shared<Admission::Ticket>(std::move(*ticket));
+  if (shm->empty()) {
+    ModelVersion::Infer(
+        model.model_, std::move(request),
+        [ticket = std::move(ticket_holder), done = std::move(done)](
+            StatusOr<std::unique_ptr<InferenceResponse>> result) { done(std::move(result)); },
+        options.allow_inline);
+    return;
+  }
   ModelVersion::Infer(
       model.model_, std::move(request),
-      [ticket = std::make_shared<Admission::Ticket>(std::move(*ticket)), done = std::move(done)](
-          StatusOr<std::unique_ptr<InferenceResponse>> result) { done(std::move(result)); },
+      [ticket = std::move(ticket_holder), done = std::move(done),
+       targets = std::make_shared<const ShmOutputTargets>(std::move(*shm))](
+          StatusOr<std::unique_ptr<InferenceResponse>> result) {
+        if (result.ok()) {
+          if (Status s = WriteShmOutputs(*targets, result->get()); !s.ok()) return done(s);
+        }
+        done(std::move(result));
+      },
       options.allow_inline);
 }
 

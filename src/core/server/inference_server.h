@@ -27,6 +27,7 @@ namespace nereid {
 
 class BackendRegistry;
 class ModelRepository;
+class SharedMemoryManager;
 class RepositoryPoller;
 class TaskPool;
 
@@ -53,6 +54,8 @@ struct ServerOptions {
   int repository_poll_secs = 15;            // poll mode; 0: no polling thread
   // --max-sequence-backlog-size: requests each sequence batcher may hold queued (0: unbounded).
   size_t max_sequence_backlog_size = kDefaultMaxSequenceBacklogSize;
+  // --allow-client-shm: whether clients may register and unregister shared memory regions.
+  bool allow_client_shm = false;
   // Per-request latency observers (metrics summaries); empty when none is wanted.
   LatencyObserverFactory latency_observers;
 };
@@ -186,6 +189,9 @@ class InferenceServer {
 
   int64_t InflightCount() const { return admission_->inflight(); }
 
+  // The shared memory extension's regions (system and CUDA API); never null.
+  SharedMemoryManager& shared_memory() const { return *shared_memory_; }
+
  private:
   InferenceServer(const ServerOptions& options, std::unique_ptr<ModelRepository> repository);
   std::vector<Status> LoadAtStart();
@@ -196,6 +202,8 @@ class InferenceServer {
   std::unique_ptr<ModelRepository> repository_;  // declared after registry_: destroyed first
   std::unique_ptr<RepositoryPoller> poller_;     // POLL mode only
   std::unique_ptr<TaskPool> load_pool_;          // runs LoadModelAsync
+  // Regions may be pinned by requests still in flight; their slices outlive it safely.
+  std::unique_ptr<SharedMemoryManager> shared_memory_;
   // Inferences taken and not finished, and whether new ones are taken (one atomic step). Shared
   // with every request in flight, so one that completes after this server is gone is harmless.
   std::shared_ptr<Admission> admission_ = Admission::Create();

@@ -148,7 +148,13 @@ Status DecodeTypedContents(const InputTensor& tensor, const std::string& model, 
   return Status::Ok();
 }
 
-Status DecodeInput(const inference::ModelInferRequest& m, int index, InferenceRequest* request) {
+bool UsesSharedMemory(const InputTensor& tensor) {
+  return tensor.parameters().count("shared_memory_region") != 0;
+}
+
+// `*raw_index`: the next raw_input_contents entry; inputs read from shared memory take none.
+Status DecodeInput(const inference::ModelInferRequest& m, int index, int* raw_index,
+                   InferenceRequest* request) {
   const InputTensor& tensor = m.inputs(index);
   InferInput in;
   in.name = tensor.name();
@@ -161,14 +167,21 @@ Status DecodeInput(const inference::ModelInferRequest& m, int index, InferenceRe
   in.shape.assign(tensor.shape().begin(), tensor.shape().end());
   NEREID_RETURN_IF_ERROR(ParametersFromProto(tensor.parameters(), kMaxTensorParameters,
                                              TooManyInputParameters, &in.parameters));
-  if (m.raw_input_contents_size() > 0) {
+  if (UsesSharedMemory(tensor)) {
+    // The server points the input at the region (core/shm/shm_tensors.h).
+    if (tensor.has_contents()) {
+      return InvalidArgument(
+          "unexpected 'content' provided when using shared memory for input tensor '" +
+          ClientText(in.name) + "' for model '" + ClientText(m.model_name()) + "'");
+    }
+  } else if (m.raw_input_contents_size() > 0) {
     if (tensor.has_contents()) {
       return InvalidArgument(
           "contents field must not be specified when using "
           "raw_input_contents for '" +
           ClientText(in.name) + "' for model '" + ClientText(m.model_name()) + "'");
     }
-    const std::string& raw = m.raw_input_contents(index);
+    const std::string& raw = m.raw_input_contents((*raw_index)++);
     in.data = std::span<const char>(raw.data(), raw.size());
   } else if (tensor.has_contents()) {
     NEREID_RETURN_IF_ERROR(DecodeTypedContents(tensor, m.model_name(), &in, request));
@@ -279,7 +292,10 @@ StatusOr<std::unique_ptr<InferenceRequest>> DecodeUnguarded(
   request->id = m.id();
   if (static_cast<size_t>(m.inputs_size()) > kMaxRequestInputs) return TooManyInputs();
   if (static_cast<size_t>(m.outputs_size()) > kMaxRequestOutputs) return TooManyOutputs();
-  if (m.raw_input_contents_size() > 0 && m.raw_input_contents_size() != m.inputs_size()) {
+  int shm_inputs = 0;
+  for (const InputTensor& tensor : m.inputs()) shm_inputs += UsesSharedMemory(tensor) ? 1 : 0;
+  if (m.raw_input_contents_size() > 0 &&
+      m.raw_input_contents_size() != m.inputs_size() - shm_inputs) {
     return InvalidArgument("expected " + std::to_string(m.inputs_size()) + " inputs but got " +
                            std::to_string(m.raw_input_contents_size()) +
                            " raw_input_contents for model '" + ClientText(m.model_name()) + "'");
@@ -296,13 +312,14 @@ StatusOr<std::unique_ptr<InferenceRequest>> DecodeUnguarded(
   }
   // Repeated names fail as Triton's TRITONSERVER_InferenceRequestAdd*Input/RequestedOutput do.
   NameSet input_names;
+  int raw_index = 0;
   request->inputs.reserve(m.inputs_size());
   for (int i = 0; i < m.inputs_size(); ++i) {
     if (!input_names.Insert(m.inputs(i).name())) {
       return InvalidArgument("input '" + ClientText(m.inputs(i).name()) +
                              "' already exists in request");
     }
-    NEREID_RETURN_IF_ERROR(DecodeInput(m, i, request.get()));
+    NEREID_RETURN_IF_ERROR(DecodeInput(m, i, &raw_index, request.get()));
   }
   NameSet output_names;
   request->outputs.reserve(m.outputs_size());

@@ -4,6 +4,7 @@
 
 #include "frontends/grpc/grpc_call.h"
 #include "frontends/grpc/grpc_codec.h"
+#include "frontends/grpc/grpc_shm_handlers.h"
 #include "model_config.pb.h"
 
 namespace nereid::grpc_frontend {
@@ -155,8 +156,6 @@ grpc::Status NotYet(InferenceServer&, const google::protobuf::Message&,
                       std::string(kFeature) + " is not supported by this build of Nereid yet");
 }
 
-constexpr char kSystemShm[] = "system shared memory";
-constexpr char kCudaShm[] = "CUDA shared memory (this is a CPU-only server)";
 constexpr char kTrace[] = "trace settings";
 constexpr char kLogging[] = "log settings";
 
@@ -274,24 +273,17 @@ void ListenUnaryCalls(const std::shared_ptr<GrpcShared>& shared) {
   ListenOne(shared, RestrictedCategory::kStatistics, &Service::RequestModelStatistics,
             &ModelStatistics);
   ListenOne(shared, RestrictedCategory::kSharedMemory, &Service::RequestSystemSharedMemoryStatus,
-            &Reject<kSystemShm, pb::SystemSharedMemoryStatusRequest,
-                    pb::SystemSharedMemoryStatusResponse>);
+            &SystemShmStatus);
   ListenOne(shared, RestrictedCategory::kSharedMemory, &Service::RequestSystemSharedMemoryRegister,
-            &Reject<kSystemShm, pb::SystemSharedMemoryRegisterRequest,
-                    pb::SystemSharedMemoryRegisterResponse>);
+            &SystemShmRegister);
   ListenOne(shared, RestrictedCategory::kSharedMemory,
-            &Service::RequestSystemSharedMemoryUnregister,
-            &Reject<kSystemShm, pb::SystemSharedMemoryUnregisterRequest,
-                    pb::SystemSharedMemoryUnregisterResponse>);
-  ListenOne(
-      shared, RestrictedCategory::kSharedMemory, &Service::RequestCudaSharedMemoryStatus,
-      &Reject<kCudaShm, pb::CudaSharedMemoryStatusRequest, pb::CudaSharedMemoryStatusResponse>);
-  ListenOne(
-      shared, RestrictedCategory::kSharedMemory, &Service::RequestCudaSharedMemoryRegister,
-      &Reject<kCudaShm, pb::CudaSharedMemoryRegisterRequest, pb::CudaSharedMemoryRegisterResponse>);
+            &Service::RequestSystemSharedMemoryUnregister, &SystemShmUnregister);
+  ListenOne(shared, RestrictedCategory::kSharedMemory, &Service::RequestCudaSharedMemoryStatus,
+            &CudaShmStatus);
+  ListenOne(shared, RestrictedCategory::kSharedMemory, &Service::RequestCudaSharedMemoryRegister,
+            &CudaShmRegister);
   ListenOne(shared, RestrictedCategory::kSharedMemory, &Service::RequestCudaSharedMemoryUnregister,
-            &Reject<kCudaShm, pb::CudaSharedMemoryUnregisterRequest,
-                    pb::CudaSharedMemoryUnregisterResponse>);
+            &CudaShmUnregister);
   ListenOne(shared, RestrictedCategory::kTrace, &Service::RequestTraceSetting,
             &Reject<kTrace, pb::TraceSettingRequest, pb::TraceSettingResponse>);
   ListenOne(shared, RestrictedCategory::kLogging, &Service::RequestLogSettings,

@@ -8,6 +8,7 @@
 #include "frontends/http/infer_handler.h"
 #include "frontends/http/metadata_codec.h"
 #include "frontends/http/repository_handlers.h"
+#include "frontends/http/shm_handlers.h"
 #include "frontends/http/stats_codec.h"
 #include "frontends/http/status_mapping.h"
 
@@ -96,6 +97,18 @@ constexpr Route kRoutes[] = {
     {kHttpPost, "/v2/repository[/{region}]/models/{model}/unload", &HandleRepositoryUnload,
      C::kModelRepository},
     {kHttpGet, "/v2/models/{model}[/versions/{version}]/stats", &HandleModelStats, C::kStatistics},
+    {kHttpGet, "/v2/systemsharedmemory[/region/{region}]/status", &HandleSystemShmStatus,
+     C::kSharedMemory},
+    {kHttpPost, "/v2/systemsharedmemory[/region/{region}]/register", &HandleSystemShmRegister,
+     C::kSharedMemory},
+    {kHttpPost, "/v2/systemsharedmemory[/region/{region}]/unregister", &HandleSystemShmUnregister,
+     C::kSharedMemory},
+    {kHttpGet, "/v2/cudasharedmemory[/region/{region}]/status", &HandleCudaShmStatus,
+     C::kSharedMemory},
+    {kHttpPost, "/v2/cudasharedmemory[/region/{region}]/register", &HandleCudaShmRegister,
+     C::kSharedMemory},
+    {kHttpPost, "/v2/cudasharedmemory[/region/{region}]/unregister", &HandleCudaShmUnregister,
+     C::kSharedMemory},
 };
 
 std::optional<Restriction> Copy(const Restriction* r) {

@@ -7,8 +7,9 @@
 //   the core POST /v2/models/{m}[/versions/{v}]/infer          inference (infer_handler.h)
 //   POST /v2/repository/...                           model repository (repository_handlers.h)
 //   GET  /v2/models[/{m}[/versions/{v}]]/stats        statistics extension (stats_codec.h)
-// Other extension routes (shared memory, trace, logging, generate) answer 404 until registered
-// here, one line each.
+//   GET|POST /v2/{system,cuda}sharedmemory/...        shared memory extension (shm_handlers.h)
+// Other extension routes (trace, logging, generate) answer 404 until registered here, one line
+// each.
 //
 // Thread-safety: handlers run concurrently on I/O threads; they only call the thread-safe
 // facade. Lifetime: `server` must outlive the router and every HttpServer using it.

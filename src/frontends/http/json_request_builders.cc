@@ -43,6 +43,29 @@ Status ValidateInputContent(const InputBuilder& b) {
   return InvalidArgument(msg);
 }
 
+// Triton's HTTP reading of the shared memory parameters (http_server.cc CheckSharedMemoryData):
+// a string region; an unsigned offset and byte size, type-checked even without a region and
+// otherwise ignored; a byte size left out is 0. What reaches the core is then always well-typed
+// (core/shm/shm_tensors.h; its own texts are Triton's gRPC ones).
+Status ReadShmParameters(Parameters& p) {
+  const ParameterValue* region = p.Find("shared_memory_region");
+  if (region != nullptr && !std::holds_alternative<std::string>(*region)) {
+    return InvalidArgument(
+        "Unable to parse 'shared_memory_region': attempt to access JSON non-string as string");
+  }
+  for (const char* key : {"shared_memory_offset", "shared_memory_byte_size"}) {
+    if (p.Find(key) != nullptr && !GetUint(p, key)) {
+      return InvalidArgument(std::string("Unable to parse '") + key +
+                             "': attempt to access JSON non-unsigned-integer as unsigned-integer");
+    }
+    if (region == nullptr) p.Remove(key);
+  }
+  if (region != nullptr && p.Find("shared_memory_byte_size") == nullptr) {
+    p.Set("shared_memory_byte_size", uint64_t{0});
+  }
+  return Status::Ok();
+}
+
 Status FinishJsonData(InputBuilder& b, int64_t element_count, ParsedInferHeader* out) {
   if (!b.appender) {
     b.appender.emplace(b.input.data_type, b.buffer.get());
@@ -83,6 +106,7 @@ Status FinishBinarySize(InputBuilder& b, ParsedInferHeader* out) {
 
 Status FinishInput(InputBuilder& b, NameSet* names, ParsedInferHeader* out) {
   NEREID_RETURN_IF_ERROR(ValidateInputContent(b));
+  NEREID_RETURN_IF_ERROR(ReadShmParameters(b.input.parameters));
   if (!b.has_name) return InvalidArgument("Unable to parse 'name'");
   const std::string name = ClientText(b.input.name);
   if (!names->Insert(b.input.name)) {
@@ -126,6 +150,7 @@ Status FinishOutput(OutputBuilder& b, NameSet* names, ParsedInferHeader* out) {
   if (!names->Insert(b.output.name)) {
     return InvalidArgument("output '" + ClientText(b.output.name) + "' already exists in request");
   }
+  NEREID_RETURN_IF_ERROR(ReadShmParameters(b.output.parameters));
   const Parameters& p = b.output.parameters;
   const bool binary_given = p.Find("binary_data") != nullptr;
   const std::optional<bool> binary = GetBool(p, "binary_data");

@@ -231,6 +231,38 @@ TEST(JsonRequestCodecTest, ExactlyOneDataSourcePerInput) {
   EXPECT_NE(r->request->inputs[0].parameters.Find("shared_memory_region"), nullptr);
 }
 
+TEST(JsonRequestCodecTest, SharedMemoryParametersAsTritonsHttpFrontendReadsThem) {
+  auto decode = [](const std::string& params) {
+    return DecodeJson(R"({"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":)" +
+                      params + "}]}");
+  };
+  // A byte size left out is 0 (the size check against the tensor then refuses it).
+  auto r = decode(R"({"shared_memory_region":"r"})");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(GetUint(r->request->inputs[0].parameters, "shared_memory_byte_size"), 0u);
+  EXPECT_EQ(ErrorOf(decode(R"({"shared_memory_region":1})")),
+            "Unable to parse 'shared_memory_region': attempt to access JSON non-string as string");
+  EXPECT_EQ(ErrorOf(decode(R"({"shared_memory_region":"r","shared_memory_offset":-1})")),
+            "Unable to parse 'shared_memory_offset': attempt to access JSON non-unsigned-integer "
+            "as unsigned-integer");
+  EXPECT_EQ(ErrorOf(decode(R"({"shared_memory_region":"r","shared_memory_byte_size":1.5})")),
+            "Unable to parse 'shared_memory_byte_size': attempt to access JSON "
+            "non-unsigned-integer as unsigned-integer");
+  // Without a region they are type-checked, then ignored.
+  auto ignored =
+      DecodeJson(R"({"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1],)"
+                 R"("parameters":{"shared_memory_offset":4}}],)"
+                 R"("outputs":[{"name":"y","parameters":{"shared_memory_byte_size":4}}]})");
+  ASSERT_TRUE(ignored.ok()) << ignored.status().message();
+  EXPECT_TRUE(ignored->request->inputs[0].parameters.empty());
+  EXPECT_TRUE(ignored->request->outputs[0].parameters.empty());
+  EXPECT_EQ(ErrorOf(DecodeJson(R"({"inputs":[{"name":"x","shape":[1],"datatype":"FP32",)"
+                               R"("data":[1]}],"outputs":[{"name":"y","parameters":)"
+                               R"({"shared_memory_offset":"0"}}]})")),
+            "Unable to parse 'shared_memory_offset': attempt to access JSON non-unsigned-integer "
+            "as unsigned-integer");
+}
+
 TEST(JsonRequestCodecTest, DuplicateNamesAreRejected) {
   EXPECT_NE(
       ErrorOf(DecodeJson(R"({"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]},)"

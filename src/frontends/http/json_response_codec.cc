@@ -44,7 +44,9 @@ Status WriteOutput(const InferOutput& out, bool binary, JsonWriter& w) {
   w.StartArray();
   for (int64_t d : out.shape) w.Int64(d);
   w.EndArray();
-  if (binary) {
+  if (out.in_shared_memory) {
+    // Written into the client's region: name, datatype and shape only, as Triton.
+  } else if (binary) {
     WriteJsonKey(w, "parameters");
     w.StartObject();
     WriteJsonKey(w, "binary_data_size");
@@ -112,7 +114,7 @@ StatusOr<HttpResponse> EncodeInferResponse(std::shared_ptr<const InferenceRespon
   w.StartArray();
   std::vector<const InferOutput*> binary_outputs;
   for (const InferOutput& out : r.outputs) {
-    const bool binary = IsBinaryOutput(r, out, binary_output_default);
+    const bool binary = !out.in_shared_memory && IsBinaryOutput(r, out, binary_output_default);
     NEREID_RETURN_IF_ERROR(WriteOutput(out, binary, w));
     if (binary && !out.data.empty()) binary_outputs.push_back(&out);
   }
