@@ -97,6 +97,15 @@ def status_names(name, c):
     return sorted(st.regions.keys())
 
 
+def wait_until_unlisted(name, c, region, timeout_s=5.0):
+    deadline = time.monotonic() + timeout_s
+    while region in status_names(name, c):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 # --- control API ---------------------------------------------------------------------------------
 
 
@@ -582,7 +591,9 @@ def test_unregister_during_inference(server):
             assert r.name in listed_while_running, listed_while_running
             np.testing.assert_array_equal(
                 shm.get_contents_as_numpy(r.handle, np.float32, [3], offset=32), values)
-            assert r.name not in status_names(name, c)  # released by the last request
+            # Released by the last request: the server drops a request's reference after it has
+            # sent the reply, so the reply can reach the client a moment before the release.
+            assert wait_until_unlisted(name, c, r.name), status_names(name, c)
             # Its name is free again.
             c.register_system_shared_memory(r.name, r.key, 64)
             c.unregister_system_shared_memory(r.name)
