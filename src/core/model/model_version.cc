@@ -38,6 +38,12 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   mv->config_ = options.config;
   mv->config_json_ = options.config_json;
   NEREID_ASSIGN_OR_RETURN(mv->labels_, LoadOutputLabels(config, options.model_dir));
+  if (options.make_scheduler) {
+    mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
+    NEREID_ASSIGN_OR_RETURN(mv->scheduler_, options.make_scheduler(mv->info_, mv->stats_.get()));
+    mv->stats_->SetLoadDuration(NowNs() - load_start);
+    return mv;
+  }
   // Warmup data is read (and size-checked) before any instance exists.
   NEREID_ASSIGN_OR_RETURN(std::vector<WarmupSample> warmup,
                           BuildWarmupSamples(config, options.model_dir));

@@ -25,7 +25,7 @@ struct ResolveOptions {
 struct ResolvedModel {
   std::shared_ptr<const inference::ModelConfig> config;
   std::shared_ptr<const std::string> config_json;
-  const BackendRegistry::Entry* backend = nullptr;
+  const BackendRegistry::Entry* backend = nullptr;  // nullptr for an ensemble
   std::vector<int64_t> versions;  // selected by the version policy, ascending
 };
 

@@ -1,0 +1,153 @@
+// The repository's part of serving ensembles (REFERENCE-2 §7.1, §7.4): before an ensemble's
+// versions are created, the composing models it names are loaded if nothing loaded them yet (they
+// then count as implicitly loaded, for unload_dependents), checked against the ensemble, and the
+// ensemble's scheduler is given a lookup into the serving table so each step runs on the version
+// serving at that moment.
+//
+// Ensembles that contain each other are found through the chain of ensembles this thread is
+// loading (a composing ensemble is loaded recursively on the same thread) before any load mutex
+// is taken, so a self reference or a cycle is an error, never a deadlock.
+#include <algorithm>
+#include <set>
+
+#include "common/logging.h"
+#include "core/config/model_config_io.h"
+#include "core/config/model_config_validate.h"
+#include "core/ensemble/ensemble_plan.h"
+#include "core/ensemble/ensemble_scheduler.h"
+#include "core/ensemble/ensemble_validation.h"
+#include "core/repository/model_repository.h"
+#include "model_config.pb.h"
+
+namespace nereid {
+namespace {
+
+// The ensembles this thread is loading, outermost first.
+thread_local std::vector<std::string> loading_ensembles;
+
+struct ChainEntry {
+  explicit ChainEntry(const std::string& name) { loading_ensembles.push_back(name); }
+  ~ChainEntry() { loading_ensembles.pop_back(); }
+};
+
+}  // namespace
+
+bool ModelRepository::IsEnsembleDir(const std::filesystem::path& dir) const {
+  auto config = config::ReadModelConfig(dir, options_.resolve.model_config_name);
+  return config.ok() && config->has_value() && (*config)->platform() == config::kEnsemblePlatform;
+}
+
+Status ModelRepository::ComposingError(const std::string& ensemble, const std::string& model,
+                                       int64_t version) {
+  MutexLock lock(mu_);
+  auto it = models_.find(model);
+  if (it == models_.end()) {
+    return InvalidArgument("ensemble " + ensemble +
+                           " contains models that are not available or ambiguous: " + model);
+  }
+  const ModelEntry& entry = it->second;
+  std::string failure = entry.failure;
+  bool any_ready = false;
+  for (const auto& [v, slot] : entry.versions) {
+    any_ready = any_ready || slot.model != nullptr;
+    if (failure.empty() && slot.life.state() == VersionState::kFailed &&
+        (version < 0 || v == version)) {
+      failure = slot.life.reason();
+    }
+  }
+  if (!failure.empty()) {
+    return InvalidArgument("ensemble '" + ensemble + "' depends on '" + model +
+                           "' which is not valid. Model '" + model +
+                           "' failed with error: " + failure);
+  }
+  if (version >= 0 && any_ready) {
+    return InvalidArgument("ensemble '" + ensemble + "' depends on '" + model +
+                           "' whose required version " + std::to_string(version) +
+                           " is not loaded.");
+  }
+  return InvalidArgument("ensemble '" + ensemble + "' depends on '" + model +
+                         "' which has no loaded version.");
+}
+
+StatusOr<std::function<StatusOr<std::unique_ptr<Scheduler>>(const ModelInfo&, ModelStats*)>>
+ModelRepository::PrepareEnsemble(const std::string& name, const ResolvedModel& resolved) {
+  const inference::ModelConfig& config = *resolved.config;
+  std::vector<std::string> composing;
+  for (const auto& step : config.ensemble_scheduling().step()) {
+    if (std::find(composing.begin(), composing.end(), step.model_name()) == composing.end()) {
+      composing.push_back(step.model_name());
+    }
+  }
+  // Circular dependencies first: loading the same ensemble again on this thread would deadlock.
+  for (const std::string& m : composing) {
+    std::vector<std::string> chain = loading_ensembles;
+    if (chain.empty() || chain.back() != name) chain.push_back(name);
+    auto at = std::find(chain.begin(), chain.end(), m);
+    if (at == chain.end()) continue;
+    std::string text;
+    for (auto i = at; i != chain.end(); ++i) text += *i + " -> ";
+    return InvalidArgument("circular dependency between ensembles: " + text + m);
+  }
+  // Unknown composing models, all named at once.
+  const auto dirs = ListModelDirs();
+  std::vector<std::string> unknown;
+  std::vector<std::string> to_load;
+  {
+    MutexLock lock(mu_);
+    for (const std::string& m : composing) {
+      auto d = dirs.find(m);
+      const bool known = models_.count(m) != 0 && !models_.at(m).forgotten;
+      if (d == dirs.end() || d->second.size() > 1) {
+        if (!known) unknown.push_back(m);
+        continue;
+      }
+      if (!known || models_.at(m).versions.empty()) {
+        if (!known || models_.at(m).failure.empty()) to_load.push_back(m);
+      }
+    }
+  }
+  if (!unknown.empty()) {
+    std::string list;
+    for (const std::string& m : unknown) list += (list.empty() ? "" : ", ") + m;
+    return InvalidArgument("ensemble " + name +
+                           " contains models that are not available or ambiguous: " + list);
+  }
+  {
+    ChainEntry chain(name);
+    for (const std::string& m : to_load) {
+      LOG_INFO("loading model '{}' for ensemble '{}'", m, name);
+      Status s = Load(m, {});
+      MutexLock lock(mu_);
+      models_[m].implicit = true;
+      if (!s.ok()) LOG_ERROR("ensemble '{}': composing model '{}': {}", name, m, s.message());
+    }
+  }
+  // Every step's model, as serving now, checked against the ensemble.
+  std::vector<std::shared_ptr<ModelVersion>> held;
+  std::vector<const inference::ModelConfig*> step_configs;
+  for (const auto& step : config.ensemble_scheduling().step()) {
+    auto model = Get(step.model_name(), step.model_version());
+    if (!model.ok()) return ComposingError(name, step.model_name(), step.model_version());
+    step_configs.push_back((*model)->config().get());
+    held.push_back(std::move(model).value());
+  }
+  NEREID_RETURN_IF_ERROR(ValidateEnsembleComposing(config, step_configs));
+  NEREID_ASSIGN_OR_RETURN(EnsemblePlan plan, EnsemblePlan::Build(config));
+  {
+    MutexLock lock(mu_);
+    models_[name].composing = composing;
+  }
+  auto shared_plan = std::make_shared<const EnsemblePlan>(std::move(plan));
+  std::function<StatusOr<std::unique_ptr<Scheduler>>(const ModelInfo&, ModelStats*)> make =
+      [this, shared_plan](const ModelInfo& info,
+                          ModelStats* stats) -> StatusOr<std::unique_ptr<Scheduler>> {
+    ModelLookup lookup = [this](const std::string& model, int64_t version) {
+      return Get(model, version);
+    };
+    return std::unique_ptr<Scheduler>(
+        std::make_unique<EnsembleScheduler>(&info, stats, *shared_plan, std::move(lookup)));
+  };
+  return make;
+}
+
+}  // namespace nereid
