@@ -156,6 +156,14 @@ std::vector<Status> ModelRepository::LoadAll() {
   }
   for (Status& s : LoadParallel(names)) errors.push_back(std::move(s));
   for (const std::string& name : ensembles) {
+    {
+      MutexLock lock(mu_);
+      auto it = models_.find(name);
+      // Already loaded (or failed) as a composing model of an ensemble loaded before it.
+      if (it != models_.end() && (!it->second.versions.empty() || !it->second.failure.empty())) {
+        continue;
+      }
+    }
     Status s = Load(name, {});
     if (!s.ok()) errors.push_back(std::move(s));
   }
