@@ -30,10 +30,16 @@ Status BuildFlowGraph(const inference::ModelConfig& config, FlowGraph* graph) {
   const std::string& e = config.name();
   int index = 0;
   for (const auto& step : config.ensemble_scheduling().step()) {
-    const std::string where = " in step " + std::to_string(index) + " of ensemble '" + e + "'";
-    if (step.model_name().empty()) return InvalidArgument("must specify 'model_name'" + where);
-    if (step.input_map().empty()) return InvalidArgument("must specify 'input_map'" + where);
-    if (step.output_map().empty()) return InvalidArgument("must specify 'output_map'" + where);
+    const std::string n = std::to_string(index);
+    if (step.model_name().empty()) {
+      return InvalidArgument("must specify 'model_name' in step " + n + " of ensemble '" + e + "'");
+    }
+    if (step.input_map().empty()) {
+      return InvalidArgument("must specify 'input_map' in step " + n + " of ensemble '" + e + "'");
+    }
+    if (step.output_map().empty()) {
+      return InvalidArgument("must specify 'output_map' in step " + n + " of ensemble '" + e + "'");
+    }
     std::vector<std::string> outputs;
     // Sorted, so the tensor an error names does not depend on protobuf map order.
     const std::map<std::string, std::string> output_map(step.output_map().begin(),

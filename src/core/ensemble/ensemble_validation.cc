@@ -53,15 +53,16 @@ Status Record(const std::string& ensemble, const std::string& tensor, const Tens
   auto [it, inserted] = known->emplace(tensor, facts);
   if (inserted) return Status::Ok();
   const TensorFacts& prior = it->second;
-  const std::string where = "in ensemble " + ensemble + ", ensemble tensor " + tensor + ": ";
   if (prior.data_type != facts.data_type) {
     return InvalidArgument(
-        where + "inconsistent data type: " + inference::DataType_Name(prior.data_type) +
+        "in ensemble " + ensemble + ", ensemble tensor " + tensor +
+        ": inconsistent data type: " + inference::DataType_Name(prior.data_type) +
         " is inferred from model " + prior.model + " while " +
         inference::DataType_Name(facts.data_type) + " is inferred from model " + facts.model);
   }
   if (!ShapesCompatible(prior, facts)) {
-    return InvalidArgument(where + "inconsistent shape: " + DimsText(FullDims(prior)) +
+    return InvalidArgument("in ensemble " + ensemble + ", ensemble tensor " + tensor +
+                           ": inconsistent shape: " + DimsText(FullDims(prior)) +
                            " is inferred from model " + prior.model + " while " +
                            DimsText(FullDims(facts)) + " is inferred from model " + facts.model);
   }
