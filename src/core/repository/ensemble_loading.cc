@@ -92,6 +92,7 @@ ModelRepository::PrepareEnsemble(const std::string& name, const ResolvedModel& r
   const auto dirs = ListModelDirs();
   std::vector<std::string> unknown;
   std::vector<std::string> to_load;
+  std::vector<std::string> in_progress;  // being loaded by another thread: waited for
   {
     MutexLock lock(mu_);
     for (const std::string& m : composing) {
@@ -101,9 +102,24 @@ ModelRepository::PrepareEnsemble(const std::string& name, const ResolvedModel& r
         if (!known) unknown.push_back(m);
         continue;
       }
-      if (!known || models_.at(m).versions.empty()) {
-        if (!known || models_.at(m).failure.empty()) to_load.push_back(m);
+      // Loaded when nothing serves it and no failure says why (a failed model's error is
+      // reported below instead of loading it again).
+      bool serving_or_failed = false;
+      if (known) {
+        const ModelEntry& entry = models_.at(m);
+        serving_or_failed = !entry.failure.empty();
+        bool loading = false;
+        for (const auto& [v, slot] : entry.versions) {
+          serving_or_failed = serving_or_failed || slot.model != nullptr ||
+                              slot.life.state() == VersionState::kFailed;
+          loading = loading || slot.life.state() == VersionState::kLoading;
+        }
+        if (loading && !serving_or_failed) {
+          in_progress.push_back(m);
+          continue;
+        }
       }
+      if (!serving_or_failed) to_load.push_back(m);
     }
   }
   if (!unknown.empty()) {
@@ -111,6 +127,10 @@ ModelRepository::PrepareEnsemble(const std::string& name, const ResolvedModel& r
     for (const std::string& m : unknown) list += (list.empty() ? "" : ", ") + m;
     return InvalidArgument("ensemble " + name +
                            " contains models that are not available or ambiguous: " + list);
+  }
+  for (const std::string& m : in_progress) {
+    const std::shared_ptr<Mutex> load_mu = LoadMutex(m);
+    MutexLock wait(*load_mu);  // held by the load in progress until it commits
   }
   {
     ChainEntry chain(name);
