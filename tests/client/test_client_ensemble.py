@@ -210,3 +210,58 @@ def test_asyncio_clients(server):
             finally:
                 await c.close()
     asyncio.run(run())
+
+
+def _stats(name, c, model):
+    s = c.get_inference_statistics(model)
+    if name == "http":
+        row = s["model_stats"][0]
+        return {"success": int(row["inference_stats"]["success"]["count"]),
+                "inference_count": int(row["inference_count"]),
+                "execution_count": int(row["execution_count"]),
+                "version": row["version"],
+                "infer_ns": int(row["inference_stats"]["compute_infer"]["ns"])}
+    row = s.model_stats[0]
+    return {"success": row.inference_stats.success.count, "inference_count": row.inference_count,
+            "execution_count": row.execution_count, "version": row.version,
+            "infer_ns": row.inference_stats.compute_infer.ns}
+
+
+def test_statistics_count_the_ensemble_and_each_step(server):
+    import requests
+    http = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    before = {m: _stats("http", http, m) for m in ["nest1", "nest2", "nest3", "ident_a"]}
+    for _ in range(3):
+        http.infer("nest1", make_inputs(httpclient, [("IN", A)]))
+    for name, c in clients(server):
+        after = {m: _stats(name, c, m) for m in before}
+        for m in ["nest1", "nest2", "nest3"]:
+            assert after[m]["success"] - before[m]["success"] == 3, (name, m)
+            assert after[m]["inference_count"] - before[m]["inference_count"] == 3, (name, m)
+            assert after[m]["execution_count"] - before[m]["execution_count"] == 3, (name, m)
+            assert after[m]["infer_ns"] > before[m]["infer_ns"]
+        # nest3 runs ident_a twice per request: each step is one request of ident_a.
+        assert after["ident_a"]["success"] - before["ident_a"]["success"] == 6, name
+    text = requests.get(server.metrics_url()).text
+    line = [l for l in text.splitlines()
+            if l.startswith('nv_inference_request_success{') and 'model="nest1"' in l]
+    assert line and 'version="1"' in line[0] and float(line[0].split()[-1]) >= 3, line
+
+
+def test_example_mlp_pipeline_matches_mlp_alone():
+    from helpers import repo
+    s = GrpcServer([repo("examples")], name="client-ensemble-example").start()
+    try:
+        x = np.random.default_rng(5).standard_normal((2, 256)).astype(np.float32)
+        for name, c in clients(s):
+            m = module_of(name)
+            i = m.InferInput("INPUT", [2, 256], "FP32")
+            i.set_data_from_numpy(x)
+            got = c.infer("mlp_pipeline", [i]).as_numpy("OUTPUT")
+            j = m.InferInput("INPUT0", [2, 256], "FP32")
+            j.set_data_from_numpy(x)
+            want = c.infer("mlp_fp32", [j]).as_numpy("OUTPUT0")
+            assert got.shape == (2, 16)
+            np.testing.assert_array_equal(got, want)
+    finally:
+        assert s.stop() == 0
