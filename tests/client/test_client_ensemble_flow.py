@@ -79,12 +79,17 @@ def test_sequence_over_grpc_stream(server, model):
             c.async_stream_infer(model, one(grpcclient, v), sequence_id=900 + len(model),
                                  sequence_start=k == 0, sequence_end=k == len(values) - 1,
                                  request_id=f"s{k}")
-        got = []
+        got, flags = [], []
         for _ in values:
             result, error = results.get(timeout=20)
             assert error is None, error
             got.append(int(result.as_numpy("OUT")[0][0]))
+            p = result.get_response().parameters
+            flags.append((p["sequence_start"].bool_param, p["sequence_end"].bool_param))
+            assert p["sequence_id"].int64_param == 900 + len(model)
         assert got == [5, 12, 23]
+        # Triton's test_ensemble_sequence_flags.
+        assert flags == [(True, False), (False, False), (False, True)]
     finally:
         c.stop_stream()
         c.close()

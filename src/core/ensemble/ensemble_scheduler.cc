@@ -158,6 +158,13 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     response->model_name = info_->name;
     response->model_version = info_->version;
     response->id = state->request->id;
+    // Triton's ensemble responses carry the sequence the request belongs to and its flags.
+    const Parameters& asked = state->request->parameters;
+    if (const ParameterValue* sequence_id = asked.Find("sequence_id")) {
+      response->parameters.Set("sequence_id", *sequence_id);
+      response->parameters.Set("sequence_start", GetBool(asked, "sequence_start").value_or(false));
+      response->parameters.Set("sequence_end", GetBool(asked, "sequence_end").value_or(false));
+    }
     response->outputs.reserve(result->size());
     for (auto& [t, value] : *result) {
       response->outputs.push_back(
