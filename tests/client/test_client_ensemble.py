@@ -30,6 +30,14 @@ def build_repo(root):
     chain(root, "nest2", "nest3", 1, model_io=("IN", "OUT"))
     chain(root, "nest1", "nest2", 1, model_io=("IN", "OUT"))
     chain(root, "bytes_chain", "ident_str", 3, S16)
+    # A non-batching ensemble over a batching model and the reverse (REFERENCE-2 §7.2).
+    identity(root, "ident_nobatch", max_batch=0)
+    ensemble(root, "nobatch_over_batch", [io("IN")], [io("OUT")], [
+        step("ident_a", {"INPUT0": "IN"}, {"OUTPUT0": "t"}),
+        step("ident_nobatch", {"INPUT0": "t"}, {"OUTPUT0": "OUT"})], max_batch=0)
+    ensemble(root, "batch_over_nobatch", [io("IN")], [io("OUT")], [
+        step("ident_nobatch", {"INPUT0": "IN"}, {"OUTPUT0": "t"}),
+        step("ident_a", {"INPUT0": "t"}, {"OUTPUT0": "OUT"})], max_batch=4)
     # Broken ones: each UNAVAILABLE with its reason, none affecting the others.
     ensemble(root, "bad_cycle", [io("IN")], [io("OUT")], [
         step("ident_a", {"INPUT0": "IN"}, {"OUTPUT0": "t1"}),
@@ -265,3 +273,15 @@ def test_example_mlp_pipeline_matches_mlp_alone():
             np.testing.assert_array_equal(got, want)
     finally:
         assert s.stop() == 0
+
+
+def test_batching_and_non_batching_steps_adapt_shapes(server):
+    x = np.arange(16, dtype=np.int32)
+    for name, c in clients(server):
+        m = module_of(name)
+        r = c.infer("nobatch_over_batch", make_inputs(m, [("IN", x)]))
+        assert r.as_numpy("OUT").shape == (16,), name
+        np.testing.assert_array_equal(r.as_numpy("OUT"), x)
+        r = c.infer("batch_over_nobatch", make_inputs(m, [("IN", x.reshape(1, 16))]))
+        assert r.as_numpy("OUT").shape == (1, 16), name
+        np.testing.assert_array_equal(r.as_numpy("OUT"), x.reshape(1, 16))

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/ensemble/ensemble_test_util.h"
@@ -193,6 +195,50 @@ TEST(EnsembleRunTest, IntermediateTensorsAreSharedNotCopied) {
   EXPECT_EQ(Value((**h.result)[0].second), 2);
   EXPECT_EQ(h.input_bytes.at(1), h.produced_bytes.at(0));
   EXPECT_EQ((**h.result)[0].second.data.data(), h.produced_bytes.at(1));
+}
+
+TEST(EnsembleRunTest, StepsCompletingOnOtherThreadsConcurrently) {
+  // Every step answers from a thread of its own, so the two branches of the diamond complete
+  // concurrently; each run still finishes exactly once with the right value.
+  Harness h(Ensemble(kDiamond));
+  const EnsemblePlan& plan = h.plan();
+  constexpr int kRuns = 200;
+  Mutex mu;
+  std::vector<int64_t> results;
+  std::vector<std::thread> threads;
+  Mutex threads_mu;
+  for (int run = 0; run < kRuns; ++run) {
+    EnsembleRun::Start(
+        &plan, {{static_cast<size_t>(plan.FindTensor("IN")), Scalar(run)}}, plan.outputs(),
+        [&](size_t step, NamedTensors inputs, StepDone done) {
+          const int64_t k = std::stoll(plan.steps()[step].model_name.substr(3));
+          MutexLock lock(threads_mu);
+          threads.emplace_back([k, inputs = std::move(inputs), done = std::move(done)] {
+            int64_t sum = k;
+            for (const auto& [name, t] : inputs) sum += Value(t);
+            done(NamedTensors{{"y", Scalar(sum)}});
+          });
+        },
+        [&](StatusOr<EnsembleResult> r) {
+          ASSERT_TRUE(r.ok()) << r.status().ToString();
+          MutexLock lock(mu);
+          results.push_back(Value((*r)[0].second));
+        });
+  }
+  // Threads start threads (the join step is dispatched from a branch's thread): join until none
+  // is left.
+  for (;;) {
+    std::vector<std::thread> batch;
+    {
+      MutexLock lock(threads_mu);
+      batch.swap(threads);
+    }
+    if (batch.empty()) break;
+    for (auto& t : batch) t.join();
+  }
+  ASSERT_EQ(results.size(), static_cast<size_t>(kRuns));
+  std::sort(results.begin(), results.end());
+  for (int run = 0; run < kRuns; ++run) EXPECT_EQ(results[run], 2 * run + 3);
 }
 
 }  // namespace

@@ -167,8 +167,10 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     }
     response->outputs.reserve(result->size());
     for (auto& [t, value] : *result) {
-      response->outputs.push_back(
-          TakeOutput(plan_.tensor_name(t), std::move(value), plan_.producer(t) >= 0));
+      const std::string& name = plan_.tensor_name(t);
+      // The ensemble's own batching decides the reply's shape, as for a step's inputs.
+      value.shape = AdaptShape(value.shape, *info_, info_->FindOutput(name));
+      response->outputs.push_back(TakeOutput(name, std::move(value), plan_.producer(t) >= 0));
     }
     // The ensemble's own statistics: one request, executed from arrival to its last step.
     const ExecutionTimes exec{start, start, end, end};
