@@ -39,7 +39,7 @@ class ModelVersion {
     // Set for a model the core serves itself (an ensemble): no backend, no instances; this makes
     // its scheduler from the version's info and stats (which outlive the scheduler).
     std::function<StatusOr<std::unique_ptr<Scheduler>>(const ModelInfo&, ModelStats*)>
-        make_scheduler;
+        make_scheduler = nullptr;
   };
 
   // Loads the backend model and the outputs' label files, creates every instance of every
