@@ -258,7 +258,8 @@ def test_statistics_count_the_ensemble_and_each_step(server):
 
 def test_example_mlp_pipeline_matches_mlp_alone():
     from helpers import repo
-    s = GrpcServer([repo("examples")], name="client-ensemble-example").start()
+    s = GrpcServer([repo("examples")], ["--metrics-config=summary_latencies=true"],
+                   name="client-ensemble-example").start()
     try:
         x = np.random.default_rng(5).standard_normal((2, 256)).astype(np.float32)
         for name, c in clients(s):
@@ -271,6 +272,12 @@ def test_example_mlp_pipeline_matches_mlp_alone():
             want = c.infer("mlp_fp32", [j]).as_numpy("OUTPUT0")
             assert got.shape == (2, 16)
             np.testing.assert_array_equal(got, want)
+        # The ensemble has latency summaries like any model.
+        import requests
+        text = requests.get(s.metrics_url()).text
+        assert any(l.startswith("nv_inference_request_summary_us_count{") and
+                   'model="mlp_pipeline"' in l and float(l.split()[-1]) == 2
+                   for l in text.splitlines()), [l for l in text.splitlines() if "summary" in l]
     finally:
         assert s.stop() == 0
 

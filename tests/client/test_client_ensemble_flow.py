@@ -45,6 +45,12 @@ def build_repo(root):
     ensemble(root, "var_to_simple", [("IN", "TYPE_INT32", (-1,))], [("SUM", "TYPE_INT32", (16,))],
              [step("ident_var", {"INPUT0": "IN"}, {"OUTPUT0": "t"}),
               step("simple", {"INPUT0": "t", "INPUT1": "t"}, {"OUTPUT0": "SUM"})])
+    # A decoupled step makes the ensemble decoupled (REFERENCE-2 §7.1).
+    identity(root, "ident_dec", "TYPE_INT32", (1,), max_batch=4,
+             extra="model_transaction_policy { decoupled: true }")
+    ensemble(root, "dec_ens", [("IN", *I1)], [("OUT", *I1)], [
+        step("ident_i1", {"INPUT0": "IN"}, {"OUTPUT0": "t"}),
+        step("ident_dec", {"INPUT0": "t"}, {"OUTPUT0": "OUT"})], max_batch=4)
     # A slow composing model with a queue: the step's timeout runs out while it waits there.
     identity(root, "ident_slow", "TYPE_INT32", (16,), max_batch=1,
              extra='parameters { key: "execute_delay_ms" value: { string_value: "600" } }\n'
@@ -169,3 +175,23 @@ def test_timeout_applies_in_the_composing_queue(server):
         # Without a timeout the same request succeeds.
         r = c.infer("slow_ens", [i])
         np.testing.assert_array_equal(r.as_numpy("OUT"), x)
+
+
+def test_decoupled_step_makes_the_ensemble_decoupled(server):
+    http = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    assert http.get_model_config("dec_ens")["model_transaction_policy"]["decoupled"] is True
+    with pytest.raises(InferenceServerException) as e:
+        http.infer("dec_ens", one(httpclient, 3))
+    assert e.value.message() == (
+        "HTTP end point doesn't support models with decoupled transaction policy")
+    c = grpcclient.InferenceServerClient(server.target())
+    results = queue.Queue()
+    c.start_stream(callback=lambda result, error: results.put((result, error)))
+    try:
+        c.async_stream_infer("dec_ens", one(grpcclient, 3))
+        result, error = results.get(timeout=20)
+        assert error is None, error
+        assert int(result.as_numpy("OUT")[0][0]) == 3
+    finally:
+        c.stop_stream()
+        c.close()

@@ -12,6 +12,7 @@
 
 #include "common/logging.h"
 #include "core/config/model_config_io.h"
+#include "core/config/model_config_json.h"
 #include "core/config/model_config_validate.h"
 #include "core/ensemble/ensemble_plan.h"
 #include "core/ensemble/ensemble_scheduler.h"
@@ -70,8 +71,9 @@ Status ModelRepository::ComposingError(const std::string& ensemble, const std::s
 }
 
 StatusOr<std::function<StatusOr<std::unique_ptr<Scheduler>>(const ModelInfo&, ModelStats*)>>
-ModelRepository::PrepareEnsemble(const std::string& name, const ResolvedModel& resolved) {
-  const inference::ModelConfig& config = *resolved.config;
+ModelRepository::PrepareEnsemble(const std::string& name, ResolvedModel* resolved) {
+  const std::shared_ptr<const inference::ModelConfig> keep = resolved->config;  // may be replaced
+  const inference::ModelConfig& config = *keep;
   std::vector<std::string> composing;
   for (const auto& step : config.ensemble_scheduling().step()) {
     if (std::find(composing.begin(), composing.end(), step.model_name()) == composing.end()) {
@@ -153,6 +155,23 @@ ModelRepository::PrepareEnsemble(const std::string& name, const ResolvedModel& r
   }
   NEREID_RETURN_IF_ERROR(ValidateEnsembleComposing(config, step_configs));
   NEREID_ASSIGN_OR_RETURN(EnsemblePlan plan, EnsemblePlan::Build(config));
+  // A decoupled step makes the ensemble decoupled (REFERENCE-2 §7.1): its configuration says so,
+  // and the frontends then treat it as they treat any decoupled model.
+  bool decoupled = false;
+  for (const inference::ModelConfig* step : step_configs) {
+    decoupled = decoupled || step->model_transaction_policy().decoupled();
+  }
+  if (decoupled && !config.model_transaction_policy().decoupled()) {
+    if (config.response_cache().enable()) {
+      return InvalidArgument("Response Cache does not currently support model " + name +
+                             " with 'decoupled' transaction policy. Please disable the response "
+                             "cache.");
+    }
+    auto marked = std::make_shared<inference::ModelConfig>(config);
+    marked->mutable_model_transaction_policy()->set_decoupled(true);
+    resolved->config_json = std::make_shared<const std::string>(config::ModelConfigToJson(*marked));
+    resolved->config = std::move(marked);
+  }
   {
     MutexLock lock(mu_);
     models_[name].composing = composing;

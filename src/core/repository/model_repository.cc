@@ -246,7 +246,7 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
                                plan.override_config.get());
   std::function<StatusOr<std::unique_ptr<Scheduler>>(const ModelInfo&, ModelStats*)> make_scheduler;
   if (resolved.ok() && resolved->backend == nullptr) {
-    auto prepared = PrepareEnsemble(name, *resolved);
+    auto prepared = PrepareEnsemble(name, &*resolved);
     if (prepared.ok()) {
       make_scheduler = std::move(prepared).value();
     } else {

@@ -153,12 +153,12 @@ class ModelRepository {
                     std::vector<std::shared_ptr<ModelVersion>>* dropping) REQUIRES(mu_);
   std::vector<Status> LoadParallel(const std::vector<std::string>& names) EXCLUDES(mu_);
   void PublishLocked() REQUIRES(mu_);
-  // An ensemble (resolved.backend == nullptr): loads the composing models it needs that have no
-  // state yet, checks them against the ensemble and returns the scheduler factory of its versions
-  // (ensemble_loading.cc). Triton's errors: unknown models, failed composing models, circular
-  // dependencies, mapping and type conflicts.
+  // An ensemble (resolved->backend == nullptr): loads the composing models it needs that have no
+  // state yet, checks them against the ensemble, marks it decoupled when a step is, and returns
+  // the scheduler factory of its versions (ensemble_loading.cc). Triton's errors: unknown models,
+  // failed composing models, circular dependencies, mapping and type conflicts.
   StatusOr<std::function<StatusOr<std::unique_ptr<Scheduler>>(const ModelInfo&, ModelStats*)>>
-  PrepareEnsemble(const std::string& name, const ResolvedModel& resolved) EXCLUDES(mu_);
+  PrepareEnsemble(const std::string& name, ResolvedModel* resolved) EXCLUDES(mu_);
   // Why step model `model` (version, -1 for any) cannot serve ensemble `ensemble`.
   Status ComposingError(const std::string& ensemble, const std::string& model, int64_t version)
       EXCLUDES(mu_);
