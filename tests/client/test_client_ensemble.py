@@ -59,6 +59,10 @@ def build_repo(root):
         step("bad_self", {"INPUT0": "IN"}, {"OUTPUT0": "OUT"})])
     ensemble(root, "bad_batch", [io("IN")], [io("OUT")], [
         step("ident_a", {"INPUT0": "IN"}, {"OUTPUT0": "OUT"})], max_batch=16)
+    ensemble(root, "bad_cyc_a", [io("IN")], [io("OUT")], [
+        step("bad_cyc_b", {"IN": "IN"}, {"OUT": "OUT"})])
+    ensemble(root, "bad_cyc_b", [io("IN")], [io("OUT")], [
+        step("bad_cyc_a", {"IN": "IN"}, {"OUT": "OUT"})])
     ensemble(root, "bad_group", [io("IN")], [io("OUT")], [
         step("ident_a", {"INPUT0": "IN"}, {"OUTPUT0": "OUT"})],
         extra="instance_group [ { count: 1 kind: KIND_CPU } ]")
@@ -81,6 +85,8 @@ BROKEN = {
     "bad_batch": "ensemble bad_batch allows maximum batch size 16, but it contains model ident_a "
                  "which only allows maximum batch size to be 8",
     "bad_group": "instance group should not be specified for ensemble 'bad_group'",
+    "bad_cyc_a": "circular dependency between ensembles: bad_cyc_a -> bad_cyc_b -> bad_cyc_a",
+    "bad_cyc_b": "circular dependency between ensembles: bad_cyc_a -> bad_cyc_b -> bad_cyc_a",
 }
 
 

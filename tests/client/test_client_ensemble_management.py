@@ -20,10 +20,10 @@ A = np.arange(16, dtype=np.int32).reshape(1, 16)
 B = np.full((1, 16), 5, dtype=np.int32)
 
 
-def pair_model(name, swapped=False):
+def pair_model(name, swapped=False, first="OUTPUT0"):
     """Identity with two inputs and outputs; swapped lists the outputs the other way round, so
-    OUTPUT0 then copies INPUT1 (identity copies by position)."""
-    outs = ['{ name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] }',
+    OUTPUT0 then copies INPUT1 (identity copies by position); `first` renames OUTPUT0."""
+    outs = [f'{{ name: "{first}" data_type: TYPE_INT32 dims: [ 16 ] }}',
             '{ name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] }']
     if swapped:
         outs.reverse()
@@ -131,6 +131,23 @@ def test_reloaded_composing_model_serves_new_requests(server):
     with open(os.path.join(server.root, "pick", "config.pbtxt"), "w") as f:
         f.write(pair_model("pick"))
     c.load_model("pick")
+    np.testing.assert_array_equal(c.infer("pick_ens", ins).as_numpy("OUT"), A)
+    # A reload the ensemble no longer fits (its mapped output is gone) unloads the ensemble with
+    # the error as its reason; the composing model serves.
+    with open(os.path.join(server.root, "pick", "config.pbtxt"), "w") as f:
+        f.write(pair_model("pick", first="RENAMED"))
+    c.load_model("pick")
+    assert c.is_model_ready("pick") and not c.is_model_ready("pick_ens")
+    reasons = " ".join(r.get("reason", "") for r in c.get_model_repository_index()
+                       if r["name"] == "pick_ens")
+    assert ("in ensemble pick_ens, ensemble tensor OUT is mapped from non-existing output "
+            "OUTPUT0 in model pick") in reasons, reasons
+    with pytest.raises(InferenceServerException):
+        c.infer("pick_ens", ins)
+    with open(os.path.join(server.root, "pick", "config.pbtxt"), "w") as f:
+        f.write(pair_model("pick"))
+    c.load_model("pick")
+    c.load_model("pick_ens")
     np.testing.assert_array_equal(c.infer("pick_ens", ins).as_numpy("OUT"), A)
     c.unload_model("pick_ens", unload_dependents=True)
 

@@ -33,6 +33,47 @@ struct ChainEntry {
 
 }  // namespace
 
+void ModelRepository::RevalidateDependents(const std::string& name) {
+  std::vector<std::string> dependents;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [ensemble, entry] : models_) {
+      if (std::find(entry.composing.begin(), entry.composing.end(), name) ==
+          entry.composing.end()) {
+        continue;
+      }
+      if (std::find(loading_ensembles.begin(), loading_ensembles.end(), ensemble) !=
+          loading_ensembles.end()) {
+        continue;  // it is loading name itself, and checks it when that returns
+      }
+      bool serving = false;
+      for (const auto& [v, slot] : entry.versions) serving = serving || slot.model != nullptr;
+      if (serving) dependents.push_back(ensemble);
+    }
+  }
+  for (const std::string& ensemble : dependents) {
+    LOG_INFO("model '{}' changed: checking ensemble '{}' again", name, ensemble);
+    const bool implicit = [&] {
+      MutexLock lock(mu_);
+      return models_[ensemble].implicit;
+    }();
+    Status s = Load(ensemble, {});
+    std::vector<std::shared_ptr<ModelVersion>> dropping;
+    {
+      MutexLock lock(mu_);
+      ModelEntry& entry = models_[ensemble];
+      entry.implicit = implicit;  // a re-check is not a load by name
+      if (!s.ok()) {
+        UnloadLocked(ensemble, entry, &dropping);
+        entry.failure = s.ToString();
+        PublishLocked();
+      }
+    }
+    if (!s.ok()) LOG_ERROR("ensemble '{}' no longer fits '{}': {}", ensemble, name, s.message());
+    dropping.clear();  // outside the lock: the reaper destroys what no request holds
+  }
+}
+
 bool ModelRepository::IsEnsembleDir(const std::filesystem::path& dir) const {
   auto config = config::ReadModelConfig(dir, options_.resolve.model_config_name);
   return config.ok() && config->has_value() && (*config)->platform() == config::kEnsemblePlatform;

@@ -213,7 +213,7 @@ Status ModelRepository::Load(const std::string& name, const ModelLoadParameters&
     }
     plan.dir = it->second.front();
   }
-  return LoadWithPlan(name, plan);
+  return LoadAndRevalidate(name, plan);
 }
 
 Status ModelRepository::ReloadFromDirectory(const std::string& name,
@@ -222,7 +222,13 @@ Status ModelRepository::ReloadFromDirectory(const std::string& name,
   LoadPlan plan;
   plan.dir = dir;
   plan.reusable = reusable;
-  return LoadWithPlan(name, plan);
+  return LoadAndRevalidate(name, plan);
+}
+
+Status ModelRepository::LoadAndRevalidate(const std::string& name, const LoadPlan& plan) {
+  Status s = LoadWithPlan(name, plan);
+  if (s.ok()) RevalidateDependents(name);
+  return s;
 }
 
 Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& plan) {

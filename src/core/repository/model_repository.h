@@ -142,6 +142,12 @@ class ModelRepository {
 
   explicit ModelRepository(const Options& options);
   Status LoadWithPlan(const std::string& name, const LoadPlan& plan) EXCLUDES(mu_);
+  // LoadWithPlan, then (when it succeeded) RevalidateDependents.
+  Status LoadAndRevalidate(const std::string& name, const LoadPlan& plan) EXCLUDES(mu_);
+  // `name` was (re)loaded: every serving ensemble that uses it is loaded again, which checks it
+  // against the new configuration; one that no longer fits is unloaded with the error as its
+  // reason (REFERENCE-2 §7.4). Ensembles this thread is loading are skipped (ensemble_loading.cc).
+  void RevalidateDependents(const std::string& name) EXCLUDES(mu_);
   Status CommitLoad(const std::string& name, uint64_t epoch, const ResolvedModel& resolved,
                     std::map<int64_t, StatusOr<ServedHandle>>& loaded) EXCLUDES(mu_);
   // A served model (`id`) lost its last reference: UNLOADING -> UNLOADED if the slot still waits
