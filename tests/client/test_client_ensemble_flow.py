@@ -45,6 +45,11 @@ def build_repo(root):
     ensemble(root, "var_to_simple", [("IN", "TYPE_INT32", (-1,))], [("SUM", "TYPE_INT32", (16,))],
              [step("ident_var", {"INPUT0": "IN"}, {"OUTPUT0": "t"}),
               step("simple", {"INPUT0": "t", "INPUT1": "t"}, {"OUTPUT0": "SUM"})])
+    # Priority levels in a step's batcher: the verbose log names the request and its level.
+    identity(root, "ident_prio", "TYPE_INT32", (1,), max_batch=4,
+             extra="dynamic_batching { priority_levels: 3 default_priority_level: 3 }")
+    ensemble(root, "prio_ens", [("IN", *I1)], [("OUT", *I1)], [
+        step("ident_prio", {"INPUT0": "IN"}, {"OUTPUT0": "OUT"})], max_batch=4)
     # A decoupled step makes the ensemble decoupled (REFERENCE-2 §7.1).
     identity(root, "ident_dec", "TYPE_INT32", (1,), max_batch=4,
              extra="model_transaction_policy { decoupled: true }")
@@ -63,7 +68,7 @@ def build_repo(root):
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("ensemble_flow")
     build_repo(root)
-    s = GrpcServer([str(root)], name="client-ensemble-flow").start()
+    s = GrpcServer([str(root)], ["--log-verbose=1"], name="client-ensemble-flow").start()
     yield s
     assert s.stop() == 0, s.stderr()[-4000:]
 
@@ -195,3 +200,15 @@ def test_decoupled_step_makes_the_ensemble_decoupled(server):
     finally:
         c.stop_stream()
         c.close()
+
+
+def test_request_id_and_priority_reach_the_step(server):
+    for name, c in clients(server):
+        module = httpclient if name == "http" else grpcclient
+        rid = f"prio-{name}"
+        r = c.infer("prio_ens", one(module, 4), request_id=rid, priority=1)
+        assert int(r.as_numpy("OUT")[0][0]) == 4
+        server.wait_for_log(f"model 'ident_prio': request '{rid}' queued at priority level 1")
+        r = c.infer("prio_ens", one(module, 4), request_id=rid + "-default")
+        server.wait_for_log(
+            f"model 'ident_prio': request '{rid}-default' queued at priority level 3")
