@@ -48,6 +48,15 @@ TensorFacts FactsOf(const Io& io, const inference::ModelConfig& model) {
                      model.max_batch_size() > 0, model.name()};
 }
 
+// The tensor of `list` called `name`, or nullptr.
+template <typename List>
+const typename List::value_type* FindByName(const List& list, const std::string& name) {
+  for (const auto& item : list) {
+    if (item.name() == name) return &item;
+  }
+  return nullptr;
+}
+
 Status Record(const std::string& ensemble, const std::string& tensor, const TensorFacts& facts,
               std::map<std::string, TensorFacts>* known) {
   auto [it, inserted] = known->emplace(tensor, facts);
@@ -98,10 +107,7 @@ Status ValidateEnsembleComposing(const inference::ModelConfig& ensemble,
     const std::map<std::string, std::string> output_map(step.output_map().begin(),
                                                         step.output_map().end());
     for (const auto& [model_input, tensor] : input_map) {
-      const inference::ModelInput* found = nullptr;
-      for (const auto& in : model.input()) {
-        if (in.name() == model_input) found = &in;
-      }
+      const auto* found = FindByName(model.input(), model_input);
       if (found == nullptr) {
         return InvalidArgument("in ensemble " + e + ", ensemble tensor " + tensor +
                                " is mapping to non-existing input " + model_input + " in model " +
@@ -118,10 +124,7 @@ Status ValidateEnsembleComposing(const inference::ModelConfig& ensemble,
       }
     }
     for (const auto& [model_output, tensor] : output_map) {
-      const inference::ModelOutput* found = nullptr;
-      for (const auto& out : model.output()) {
-        if (out.name() == model_output) found = &out;
-      }
+      const auto* found = FindByName(model.output(), model_output);
       if (found == nullptr) {
         return InvalidArgument("in ensemble " + e + ", ensemble tensor " + tensor +
                                " is mapped from non-existing output " + model_output +
