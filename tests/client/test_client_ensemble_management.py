@@ -190,3 +190,28 @@ def test_poll_mode_loads_an_added_ensemble(tmp_path):
         np.testing.assert_array_equal(r.as_numpy("OUT"), A)
     finally:
         assert s.stop() == 0
+
+
+def test_a_cancelled_request_starts_no_further_step(server):
+    # gRPC with a client deadline shorter than the first (300 ms) step: the client gives up, the
+    # first step finishes, and the second is never dispatched (cancellation is checked before
+    # each step).
+    c = grpcclient.InferenceServerClient(server.target())
+    http = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    http.load_model("slow_then_tail")
+
+    def tail_count():
+        s = http.get_inference_statistics("ident_tail")["model_stats"][0]
+        return int(s["inference_stats"]["success"]["count"]) + \
+            int(s["inference_stats"]["fail"]["count"])
+
+    before = tail_count()
+    with pytest.raises(InferenceServerException) as e:
+        c.infer("slow_then_tail", inputs(grpcclient, [("IN", A)]), client_timeout=0.1)
+    assert "Deadline" in str(e.value) or "DEADLINE" in str(e.value), str(e.value)
+    time.sleep(0.6)  # the first step completes meanwhile
+    # The ensemble still answers later requests, through both steps.
+    r = http.infer("slow_then_tail", inputs(httpclient, [("IN", A)]))
+    np.testing.assert_array_equal(r.as_numpy("OUT"), A)
+    assert tail_count() == before + 1
+    http.unload_model("slow_then_tail", unload_dependents=True)
