@@ -26,6 +26,9 @@ Examples (--examples DIR):
                   ~109 MFLOP for a batch of 8. Measured with ONNX Runtime 1.30 on one AVX-512
                   EPYC core: ~0.45 ms for batch 1, ~0.6-1.1 ms for batch 8, ~3 ms for batch 32
                   (weight traffic dominates small batches, so batching pays off).
+  mlp_pipeline    ensemble (platform "ensemble", no model file; 1/.keep): INPUT float [batch,256]
+                  -> identity_fp32 (pre-processing) -> mlp_fp32 -> identity_fp32
+                  (post-processing) -> OUTPUT float [batch,16]. max_batch_size 8.
 
 Fixtures (--fixtures DIR), one repository per sub-directory:
   DIR/types       identity_<t> for t in bool uint8 uint16 uint32 uint64 int8 int16 int32 int64
@@ -421,6 +424,25 @@ def example_mlp_fp32(repo):
     write_model(repo, "mlp_fp32", cfg, {1: mlp_onnx()})
 
 
+def ensemble_step(model, input_map, output_map):
+    maps = "".join(f'      input_map {{ key: "{k}" value: "{v}" }}\n' for k, v in input_map.items())
+    maps += "".join(f'      output_map {{ key: "{k}" value: "{v}" }}\n'
+                    for k, v in output_map.items())
+    return f'    {{\n      model_name: "{model}"\n      model_version: -1\n{maps}    }}'
+
+
+def example_mlp_pipeline(repo):
+    """Pre-processing -> mlp_fp32 -> post-processing, as one ensemble (identity stands in for
+    both processing steps)."""
+    steps = [ensemble_step("identity_fp32", {"INPUT0": "INPUT"}, {"OUTPUT0": "preprocessed"}),
+             ensemble_step("mlp_fp32", {"INPUT0": "preprocessed"}, {"OUTPUT0": "scores"}),
+             ensemble_step("identity_fp32", {"INPUT0": "scores"}, {"OUTPUT0": "OUTPUT"})]
+    cfg = config("mlp_pipeline", [tensor_cfg("INPUT", "TYPE_FP32", [256])],
+                 [tensor_cfg("OUTPUT", "TYPE_FP32", [16])], 8, platform="ensemble", instances=0,
+                 extra="ensemble_scheduling {\n  step [\n" + ",\n".join(steps) + "\n  ]\n}")
+    write_backend_model(repo, "mlp_pipeline", cfg)
+
+
 def write_examples(repo):
     os.makedirs(repo, exist_ok=True)
     write_simple(repo)
@@ -428,6 +450,7 @@ def write_examples(repo):
     example_vardim_fp32(repo)
     example_identity_fp32(repo)
     example_mlp_fp32(repo)
+    example_mlp_pipeline(repo)
 
 
 # --------------------------------------------------------------------------- fixtures: types

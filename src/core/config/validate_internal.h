@@ -28,4 +28,7 @@ Status ValidateTensors(const inference::ModelConfig& config);
 // dynamic_batching, sequence_batching and ensemble_scheduling (and the ensemble platform rules).
 Status ValidateScheduling(const inference::ModelConfig& config);
 
+// The ensemble platform rules and the data flow of ensemble_scheduling (validate_ensemble.cc).
+Status ValidateEnsemble(const inference::ModelConfig& config);
+
 }  // namespace nereid::config::internal

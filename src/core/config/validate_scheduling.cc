@@ -230,51 +230,6 @@ Status ValidateSequenceBatching(const inference::ModelConfig& config) {
   return Status::Ok();
 }
 
-Status ValidateEnsembleSteps(const inference::ModelConfig& config) {
-  const auto& steps = config.ensemble_scheduling().step();
-  if (steps.empty()) return ModelError(config, "ensemble_scheduling: must specify 'step'");
-  for (int i = 0; i < steps.size(); ++i) {
-    const std::string what = "ensemble_scheduling step " + std::to_string(i);
-    if (steps[i].model_name().empty()) {
-      return ModelError(config, what + ": must specify 'model_name'");
-    }
-    if (steps[i].input_map().empty()) {
-      return ModelError(config, what + ": must specify 'input_map'");
-    }
-    if (steps[i].output_map().empty()) {
-      return ModelError(config, what + ": must specify 'output_map'");
-    }
-  }
-  return Status::Ok();
-}
-
-Status ValidateEnsemble(const inference::ModelConfig& config) {
-  const bool is_ensemble = config.platform() == kEnsemblePlatform;
-  if (config.has_ensemble_scheduling() && !is_ensemble) {
-    return ModelError(config, "'ensemble_scheduling' cannot be set when 'platform' is not \"" +
-                                  std::string(kEnsemblePlatform) + "\"");
-  }
-  if (!is_ensemble) return Status::Ok();
-  if (!config.has_ensemble_scheduling()) {
-    return ModelError(config, "'ensemble_scheduling' must be set when 'platform' is \"" +
-                                  std::string(kEnsemblePlatform) + "\"");
-  }
-  if (!config.backend().empty()) {
-    return ModelError(config,
-                      "an ensemble must have an empty 'backend', got '" + config.backend() + "'");
-  }
-  if (!config.instance_group().empty()) {
-    return ModelError(config, "'instance_group' must not be specified for an ensemble");
-  }
-  if (config.has_optimization()) {
-    return ModelError(config, "'optimization' must not be specified for an ensemble");
-  }
-  if (!config.model_warmup().empty()) {
-    return ModelError(config, "'model_warmup' must not be specified for an ensemble");
-  }
-  return ValidateEnsembleSteps(config);
-}
-
 }  // namespace
 
 Status ValidateScheduling(const inference::ModelConfig& config) {

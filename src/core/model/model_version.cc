@@ -13,6 +13,23 @@
 #include "model_config.pb.h"
 
 namespace nereid {
+namespace {
+
+// The metrics' per-request observer (latency summaries and histograms), when the server has any.
+void InstallLatencyObserver(const ModelVersion::Options& options, ModelStats* stats) {
+  if (options.latency_observers == nullptr || !*options.latency_observers) return;
+  const inference::ModelConfig& config = *options.config;
+  ObservedModel observed{
+      config.name(), options.version, config.model_transaction_policy().decoupled(), {}};
+  for (const auto& control : config.model_metrics().metric_control()) {
+    const auto& buckets = control.histogram_options().buckets();
+    observed.histogram_buckets.emplace_back(control.metric_identifier().family(),
+                                            std::vector<double>(buckets.begin(), buckets.end()));
+  }
+  stats->SetLatencyObserver((*options.latency_observers)(observed));
+}
+
+}  // namespace
 
 ModelVersion::~ModelVersion() {
   if (scheduler_ && scheduler_->IsExecutorThread()) {
@@ -38,6 +55,13 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   mv->config_ = options.config;
   mv->config_json_ = options.config_json;
   NEREID_ASSIGN_OR_RETURN(mv->labels_, LoadOutputLabels(config, options.model_dir));
+  if (options.make_scheduler) {
+    mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
+    InstallLatencyObserver(options, mv->stats_.get());
+    NEREID_ASSIGN_OR_RETURN(mv->scheduler_, options.make_scheduler(mv->info_, mv->stats_.get()));
+    mv->stats_->SetLoadDuration(NowNs() - load_start);
+    return mv;
+  }
   // Warmup data is read (and size-checked) before any instance exists.
   NEREID_ASSIGN_OR_RETURN(std::vector<WarmupSample> warmup,
                           BuildWarmupSamples(config, options.model_dir));
@@ -82,16 +106,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   if (resident_after > resident_before) {
     mv->stats_->SetMemoryUsage({{"CPU", 0, resident_after - resident_before}});
   }
-  if (options.latency_observers != nullptr && *options.latency_observers) {
-    ObservedModel observed{
-        config.name(), options.version, config.model_transaction_policy().decoupled(), {}};
-    for (const auto& control : config.model_metrics().metric_control()) {
-      const auto& buckets = control.histogram_options().buckets();
-      observed.histogram_buckets.emplace_back(control.metric_identifier().family(),
-                                              std::vector<double>(buckets.begin(), buckets.end()));
-    }
-    mv->stats_->SetLatencyObserver((*options.latency_observers)(observed));
-  }
+  InstallLatencyObserver(options, mv->stats_.get());
   mv->stats_->SetLoadDuration(NowNs() - load_start);
   // With max_batch_size 0 the dynamic batcher still applies priorities and queue policies; its
   // batches are then single requests (as Triton's, whose batcher caps them at max(1, max)).

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,10 @@ class ModelVersion {
     const LatencyObserverFactory* latency_observers = nullptr;  // optional; outlives the call
     size_t max_sequence_backlog_size = 0;  // sequence batcher queue bound; 0: unbounded
     uint64_t load_started_ns = 0;  // NowNs() when loading the model began; 0: when Load begins
+    // Set for a model the core serves itself (an ensemble): no backend, no instances; this makes
+    // its scheduler from the version's info and stats (which outlive the scheduler).
+    std::function<StatusOr<std::unique_ptr<Scheduler>>(const ModelInfo&, ModelStats*)>
+        make_scheduler = nullptr;
   };
 
   // Loads the backend model and the outputs' label files, creates every instance of every

@@ -20,14 +20,12 @@ StatusOr<const BackendRegistry::Entry*> FindBackend(const std::string& name,
   if (!config->backend().empty()) {
     entry = registry.FindByName(config->backend());
     if (entry == nullptr) {
-      return InvalidArgument("model '" + name + "': unknown backend '" + config->backend() +
-                             "'");
+      return InvalidArgument("model '" + name + "': unknown backend '" + config->backend() + "'");
     }
   } else if (!config->platform().empty()) {
     entry = registry.FindByPlatform(config->platform());
     if (entry == nullptr) {
-      return InvalidArgument("model '" + name + "': unknown platform '" + config->platform() +
-                             "'");
+      return InvalidArgument("model '" + name + "': unknown platform '" + config->platform() + "'");
     }
   } else {
     std::vector<std::filesystem::path> dirs;
@@ -92,16 +90,23 @@ StatusOr<ResolvedModel> ResolveModel(const std::string& name, const std::filesys
   const std::vector<int64_t> available = config::ListVersionDirectories(
       dir, [&](const std::string& msg) { LOG_WARNING("model '{}': {}", name, msg); });
 
-  NEREID_ASSIGN_OR_RETURN(const BackendRegistry::Entry* entry,
-                          FindBackend(name, dir, available, registry, &config));
-  if (options.auto_complete && entry->info.supports_auto_complete && !available.empty()) {
-    NEREID_RETURN_IF_ERROR(AutoComplete(name, dir, available.back(), *entry,
-                                        options.default_max_batch_size, &config));
+  // An ensemble is served by the core (src/core/ensemble/), not by a backend.
+  const bool ensemble = config.platform() == config::kEnsemblePlatform && config.backend().empty();
+  const BackendRegistry::Entry* entry = nullptr;
+  if (!ensemble) {
+    NEREID_ASSIGN_OR_RETURN(entry, FindBackend(name, dir, available, registry, &config));
+  }
+  if (entry != nullptr && options.auto_complete && entry->info.supports_auto_complete &&
+      !available.empty()) {
+    NEREID_RETURN_IF_ERROR(
+        AutoComplete(name, dir, available.back(), *entry, options.default_max_batch_size, &config));
   }
   config::NormalizeOptions norm;
   norm.model_dir_name = name;
-  norm.default_model_filename = entry->info.default_model_filename;
-  norm.default_cpu_instance_count = entry->info.default_cpu_instance_count;
+  if (entry != nullptr) {
+    norm.default_model_filename = entry->info.default_model_filename;
+    norm.default_cpu_instance_count = entry->info.default_cpu_instance_count;
+  }
   NEREID_RETURN_IF_ERROR(config::NormalizeModelConfig(&config, norm));
   config::ValidateOptions val;
   val.model_dir_name = name;

@@ -25,8 +25,8 @@ struct ResolveOptions {
 struct ResolvedModel {
   std::shared_ptr<const inference::ModelConfig> config;
   std::shared_ptr<const std::string> config_json;
-  const BackendRegistry::Entry* backend = nullptr;
-  std::vector<int64_t> versions;  // selected by the version policy, ascending
+  const BackendRegistry::Entry* backend = nullptr;  // nullptr for an ensemble
+  std::vector<int64_t> versions;                    // selected by the version policy, ascending
 };
 
 // With `override_config` (the load API's `config` parameter) that configuration replaces the

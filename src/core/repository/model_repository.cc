@@ -144,6 +144,7 @@ std::vector<Status> ModelRepository::LoadParallel(const std::vector<std::string>
 std::vector<Status> ModelRepository::LoadAll() {
   std::vector<Status> errors;
   std::vector<std::string> names;
+  std::vector<std::string> ensembles;  // after the others, one at a time (ensemble_loading.cc)
   for (const auto& [name, dirs] : ListModelDirs()) {
     if (dirs.size() > 1) {
       MarkDuplicate(name);
@@ -151,9 +152,21 @@ std::vector<Status> ModelRepository::LoadAll() {
           Unavailable("model '" + name + "': model appears in two or more repositories"));
       continue;
     }
-    names.push_back(name);
+    (IsEnsembleDir(dirs.front()) ? ensembles : names).push_back(name);
   }
   for (Status& s : LoadParallel(names)) errors.push_back(std::move(s));
+  for (const std::string& name : ensembles) {
+    {
+      MutexLock lock(mu_);
+      auto it = models_.find(name);
+      // Already loaded (or failed) as a composing model of an ensemble loaded before it.
+      if (it != models_.end() && (!it->second.versions.empty() || !it->second.failure.empty())) {
+        continue;
+      }
+    }
+    Status s = Load(name, {});
+    if (!s.ok()) errors.push_back(std::move(s));
+  }
   return errors;
 }
 
@@ -163,6 +176,11 @@ std::vector<Status> ModelRepository::LoadNamed(const std::vector<std::string>& n
 
 Status ModelRepository::Load(const std::string& name, const ModelLoadParameters& params) {
   NEREID_RETURN_IF_ERROR(ValidateModelName(name));
+  {
+    MutexLock lock(mu_);
+    auto it = models_.find(name);
+    if (it != models_.end()) it->second.implicit = false;  // asked for by name now
+  }
   LoadPlan plan;
   if (!params.files.empty() && !params.config_json) {
     return OverrideFailed(name, InvalidArgument("Load parameter 'config' must be specified for "
@@ -195,7 +213,7 @@ Status ModelRepository::Load(const std::string& name, const ModelLoadParameters&
     }
     plan.dir = it->second.front();
   }
-  return LoadWithPlan(name, plan);
+  return LoadAndRevalidate(name, plan);
 }
 
 Status ModelRepository::ReloadFromDirectory(const std::string& name,
@@ -204,7 +222,13 @@ Status ModelRepository::ReloadFromDirectory(const std::string& name,
   LoadPlan plan;
   plan.dir = dir;
   plan.reusable = reusable;
-  return LoadWithPlan(name, plan);
+  return LoadAndRevalidate(name, plan);
+}
+
+Status ModelRepository::LoadAndRevalidate(const std::string& name, const LoadPlan& plan) {
+  Status s = LoadWithPlan(name, plan);
+  if (s.ok()) RevalidateDependents(name);
+  return s;
 }
 
 Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& plan) {
@@ -226,6 +250,15 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
   uint64_t started = NowNs();
   auto resolved = ResolveModel(name, plan.dir, *options_.registry, options_.resolve,
                                plan.override_config.get());
+  std::function<StatusOr<std::unique_ptr<Scheduler>>(const ModelInfo&, ModelStats*)> make_scheduler;
+  if (resolved.ok() && resolved->backend == nullptr) {
+    auto prepared = PrepareEnsemble(name, &*resolved);
+    if (prepared.ok()) {
+      make_scheduler = std::move(prepared).value();
+    } else {
+      resolved = prepared.status();
+    }
+  }
   if (!resolved.ok()) {
     LOG_ERROR("failed to load model '{}': {}", name, resolved.status().message());
     MutexLock lock(mu_);
@@ -256,6 +289,7 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
     mo.latency_observers = &options_.latency_observers;
     mo.max_sequence_backlog_size = options_.max_sequence_backlog_size;
     mo.load_started_ns = started;
+    mo.make_scheduler = make_scheduler;
     started = 0;  // later versions count from their own start
     auto version = ModelVersion::Load(mo);
     if (version.ok()) {
@@ -357,18 +391,35 @@ void ModelRepository::UnloadLocked(const std::string& name, ModelEntry& entry,
   }
 }
 
-Status ModelRepository::Unload(const std::string& name) {
+Status ModelRepository::Unload(const std::string& name, bool unload_dependents) {
   NEREID_RETURN_IF_ERROR(ValidateModelName(name));
   std::vector<std::shared_ptr<ModelVersion>> dropping;
+  std::vector<std::string> also;  // implicitly loaded composing models nothing else uses
   {
     MutexLock lock(mu_);
     auto it = models_.find(name);
     if (it == models_.end()) return Status::Ok();
     UnloadLocked(name, it->second, &dropping);
+    if (unload_dependents) {
+      for (const std::string& c : it->second.composing) {
+        auto m = models_.find(c);
+        if (m == models_.end() || !m->second.implicit) continue;
+        bool used = false;
+        for (const auto& [other, entry] : models_) {
+          if (other == name) continue;
+          bool loaded = false;
+          for (const auto& [v, slot] : entry.versions) loaded = loaded || slot.model != nullptr;
+          used = used || (loaded && std::find(entry.composing.begin(), entry.composing.end(), c) !=
+                                        entry.composing.end());
+        }
+        if (!used) also.push_back(c);
+      }
+    }
     PublishLocked();
   }
   LOG_INFO("unloading model '{}' ({} version(s))", name, dropping.size());
   dropping.clear();
+  for (const std::string& c : also) NEREID_RETURN_IF_ERROR(Unload(c, true));
   return Status::Ok();
 }
 

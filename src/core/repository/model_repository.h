@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -79,8 +80,10 @@ class ModelRepository {
   // INVALID_ARG "load failed for model '<m>': ...".
   Status Load(const std::string& name, const ModelLoadParameters& params) EXCLUDES(mu_);
   // Starts unloading every version of `name` and returns without waiting for requests in flight.
-  // Unloading a model that is not loaded (or unknown) succeeds.
-  Status Unload(const std::string& name) EXCLUDES(mu_);
+  // Unloading a model that is not loaded (or unknown) succeeds. With unload_dependents, the
+  // composing models an ensemble's load brought in implicitly and that no other loaded ensemble
+  // uses are unloaded too.
+  Status Unload(const std::string& name, bool unload_dependents = false) EXCLUDES(mu_);
 
   // POLL mode: reloads `name` from `dir`, keeping loaded versions listed in `reusable` as they
   // are (their files did not change). Errors as Load.
@@ -122,6 +125,8 @@ class ModelRepository {
     std::string failure;  // model-level failure reason (config, backend, duplicates)
     uint64_t epoch = 0;   // bumped by every unload: a load that started before is cancelled
     bool forgotten = false;
+    bool implicit = false;               // loaded only because an ensemble needed it
+    std::vector<std::string> composing;  // an ensemble's step models (ensemble_loading.cc)
   };
   struct LoadPlan {
     std::filesystem::path dir;
@@ -137,6 +142,12 @@ class ModelRepository {
 
   explicit ModelRepository(const Options& options);
   Status LoadWithPlan(const std::string& name, const LoadPlan& plan) EXCLUDES(mu_);
+  // LoadWithPlan, then (when it succeeded) RevalidateDependents.
+  Status LoadAndRevalidate(const std::string& name, const LoadPlan& plan) EXCLUDES(mu_);
+  // `name` was (re)loaded: every serving ensemble that uses it is loaded again, which checks it
+  // against the new configuration; one that no longer fits is unloaded with the error as its
+  // reason (REFERENCE-2 §7.4). Ensembles this thread is loading are skipped (ensemble_loading.cc).
+  void RevalidateDependents(const std::string& name) EXCLUDES(mu_);
   Status CommitLoad(const std::string& name, uint64_t epoch, const ResolvedModel& resolved,
                     std::map<int64_t, StatusOr<ServedHandle>>& loaded) EXCLUDES(mu_);
   // A served model (`id`) lost its last reference: UNLOADING -> UNLOADED if the slot still waits
@@ -148,6 +159,17 @@ class ModelRepository {
                     std::vector<std::shared_ptr<ModelVersion>>* dropping) REQUIRES(mu_);
   std::vector<Status> LoadParallel(const std::vector<std::string>& names) EXCLUDES(mu_);
   void PublishLocked() REQUIRES(mu_);
+  // An ensemble (resolved->backend == nullptr): loads the composing models it needs that have no
+  // state yet, checks them against the ensemble, marks it decoupled when a step is, and returns
+  // the scheduler factory of its versions (ensemble_loading.cc). Triton's errors: unknown models,
+  // failed composing models, circular dependencies, mapping and type conflicts.
+  StatusOr<std::function<StatusOr<std::unique_ptr<Scheduler>>(const ModelInfo&, ModelStats*)>>
+  PrepareEnsemble(const std::string& name, ResolvedModel* resolved) EXCLUDES(mu_);
+  // Why step model `model` (version, -1 for any) cannot serve ensemble `ensemble`.
+  Status ComposingError(const std::string& ensemble, const std::string& model, int64_t version)
+      EXCLUDES(mu_);
+  // Whether `dir` holds an ensemble's configuration (LoadAll loads those after the others).
+  bool IsEnsembleDir(const std::filesystem::path& dir) const;
 
   // Declared first, so destroyed last: it outlives the serving table and every version.
   Reaper reaper_;

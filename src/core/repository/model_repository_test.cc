@@ -280,5 +280,70 @@ TEST_F(RepositoryTest, PollerRetriesAFailedModelOnlyWhenItChanges) {
   EXPECT_TRUE(repo_->Get("f", -1).ok());
 }
 
+// Issue 15: ensembles in the repository (ensemble_loading.cc).
+std::string EnsembleConfig(const std::string& name, const std::string& step_model) {
+  return "name: \"" + name +
+         "\"\nplatform: \"ensemble\"\nmax_batch_size: 8\n"
+         "input [ { name: \"INPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+         "output [ { name: \"OUTPUT0\" data_type: TYPE_FP32 dims: [ -1 ] } ]\n"
+         "ensemble_scheduling { step [ { model_name: \"" +
+         step_model +
+         "\" model_version: -1 input_map { key: \"INPUT0\" value: \"INPUT0\" } "
+         "output_map { key: \"OUTPUT0\" value: \"OUTPUT0\" } } ] }\n";
+}
+
+TEST_F(RepositoryTest, EnsembleLoadBringsItsComposingModelAndUnloadDependentsTakesItAway) {
+  WriteModel("a", IdentityConfig("a"));
+  WriteModel("e", EnsembleConfig("e", "a"));
+  WriteModel("b", IdentityConfig("b"));
+  WriteModel("e2", EnsembleConfig("e2", "b"));
+  ASSERT_TRUE(repo_->Load("b", {}).ok());  // by name: never a dependent to unload
+  ASSERT_TRUE(repo_->Load("e", {}).ok());
+  ASSERT_TRUE(repo_->Load("e2", {}).ok());
+  ASSERT_TRUE(repo_->Get("a", -1).ok());
+  auto e = repo_->Get("e", -1);
+  ASSERT_TRUE(e.ok());
+  std::atomic<bool> answered{false};
+  ModelVersion::Infer(
+      *e, TwoFloats("e"),
+      [&answered](StatusOr<std::unique_ptr<InferenceResponse>> r) {
+        ASSERT_TRUE(r.ok()) << r.status().message();
+        EXPECT_EQ((*r)->model_name, "e");
+        ASSERT_EQ((*r)->outputs.size(), 1u);
+        EXPECT_EQ((*r)->outputs[0].name, "OUTPUT0");
+        EXPECT_EQ((*r)->outputs[0].data, std::string(8, '\0'));
+        answered = true;
+      },
+      /*allow_inline=*/false);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!answered && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(answered);
+  e = Status(StatusCode::kCancelled, "released");
+  ASSERT_TRUE(repo_->Unload("e", /*unload_dependents=*/true).ok());
+  ASSERT_TRUE(repo_->Unload("e2", /*unload_dependents=*/true).ok());
+  EXPECT_FALSE(repo_->Get("a", -1).ok());
+  EXPECT_TRUE(repo_->Get("b", -1).ok());
+}
+
+TEST_F(RepositoryTest, EnsembleThatContainsItselfIsACircularDependency) {
+  WriteModel("self", EnsembleConfig("self", "self"));
+  Status s = repo_->Load("self", {});
+  EXPECT_EQ(s.message(),
+            "load failed for model 'self': circular dependency between ensembles: self -> self");
+  ASSERT_EQ(States("self").size(), 1u);
+  EXPECT_EQ(States("self")[0].state, ModelState::kUnavailable);
+  WriteModel("a", IdentityConfig("a"));
+  EXPECT_TRUE(repo_->Load("a", {}).ok());  // nothing else is affected
+}
+
+TEST_F(RepositoryTest, EnsembleOverAMissingModelNamesIt) {
+  WriteModel("e", EnsembleConfig("e", "nowhere"));
+  EXPECT_EQ(repo_->Load("e", {}).message(),
+            "load failed for model 'e': ensemble e contains models that are not available or "
+            "ambiguous: nowhere");
+}
+
 }  // namespace
 }  // namespace nereid

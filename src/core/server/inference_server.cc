@@ -153,9 +153,8 @@ void InferenceServer::LoadModelAsync(const std::string& name, ModelLoadParameter
 }
 
 Status InferenceServer::UnloadModel(const std::string& name, bool unload_dependents) {
-  (void)unload_dependents;
   if (options_.model_control_mode != ModelControlMode::kExplicit) return ModelControlDisabled();
-  return repository_->Unload(name);
+  return repository_->Unload(name, unload_dependents);
 }
 
 bool InferenceServer::PollRepositoryNow() {

@@ -171,7 +171,8 @@ class InferenceServer {
   void LoadModelAsync(const std::string& name, ModelLoadParameters&& params,
                       std::function<void(Status)> done);
   // Starts the unload and returns; requests in flight finish on the version they hold.
-  // unload_dependents has no effect until ensembles exist (nothing depends on a model yet).
+  // With unload_dependents, the composing models an ensemble load brought in implicitly and that no
+  // other loaded ensemble uses are unloaded too.
   Status UnloadModel(const std::string& name, bool unload_dependents);
   // POLL mode: scan the repositories now (SIGHUP). Other modes: no-op, returns false.
   bool PollRepositoryNow();

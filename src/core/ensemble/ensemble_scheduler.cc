@@ -1,0 +1,186 @@
+#include "core/ensemble/ensemble_scheduler.h"
+
+#include <algorithm>
+
+#include "core/ensemble/ensemble_run.h"
+#include "core/model/model_version.h"
+
+namespace nereid {
+namespace {
+
+// The ensemble request, shared by the tensors that view its inputs. The request itself goes back
+// to the frontend in the response; its input memory stays alive with it.
+struct EnsembleRequestState {
+  std::unique_ptr<InferenceRequest> request;
+};
+
+// Batch adaptation between a batching and a non-batching side (REFERENCE-2 §7.2): a tensor that
+// matches a batching model's dims without a batch dimension gets a leading 1; a batch-1 tensor that
+// does not match a non-batching model's dims loses its batch dimension.
+Shape AdaptShape(const Shape& shape, const ModelInfo& model, const TensorSpec* spec) {
+  if (spec == nullptr) return shape;
+  if (model.max_batch_size > 0) {
+    if (ShapeMatches(shape, spec->dims)) {
+      Shape out{1};
+      out.insert(out.end(), shape.begin(), shape.end());
+      return out;
+    }
+    return shape;
+  }
+  if (!ShapeMatches(shape, spec->dims) && !shape.empty() && shape[0] == 1) {
+    return Shape(shape.begin() + 1, shape.end());
+  }
+  return shape;
+}
+
+// The reply's copy of an ensemble output: a step's output that nothing else holds any more is
+// moved, not copied (the scheduler makes every step output's owner its own InferOutput).
+InferOutput TakeOutput(const std::string& name, EnsembleTensorValue&& value, bool from_step) {
+  InferOutput out;
+  out.name = name;
+  out.data_type = value.data_type;
+  out.shape = std::move(value.shape);
+  if (from_step && value.owner.use_count() == 1) {
+    auto produced = std::static_pointer_cast<const InferOutput>(value.owner);
+    auto* owned = const_cast<InferOutput*>(produced.get());
+    if (owned->data.data() == value.data.data() && owned->data.size() == value.data.size()) {
+      out.data = std::move(owned->data);
+      return out;
+    }
+  }
+  out.data.assign(value.data.data(), value.data.size());
+  return out;
+}
+
+}  // namespace
+
+EnsembleScheduler::EnsembleScheduler(const ModelInfo* info, ModelStats* stats, EnsemblePlan plan,
+                                     ModelLookup lookup)
+    : info_(info), stats_(stats), plan_(std::move(plan)), lookup_(std::move(lookup)) {}
+
+void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
+  const uint64_t start = job.request_start_ns != 0 ? job.request_start_ns : NowNs();
+  const int64_t batch_size = job.batch_size;
+  auto state = std::make_shared<EnsembleRequestState>();
+  state->request = std::move(job.request);
+  InferenceRequest& request = *state->request;
+
+  std::vector<std::pair<size_t, EnsembleTensorValue>> inputs;
+  inputs.reserve(request.inputs.size());
+  for (const InferInput& in : request.inputs) {
+    const int64_t t = plan_.FindTensor(in.name);
+    if (t < 0) {
+      stats_->RecordFailure(FailureReason::kRejected, start, NowNs());
+      job.done(InvalidArgument("unexpected input '" + in.name +
+                               "' in request header that does not map to any ensemble inputs"));
+      return;
+    }
+    inputs.emplace_back(static_cast<size_t>(t),
+                        EnsembleTensorValue{in.data_type, in.shape, in.data, state});
+  }
+  std::vector<size_t> wanted;
+  if (request.outputs.empty()) {
+    wanted = plan_.outputs();
+  } else {
+    for (const RequestedOutput& out : request.outputs) {
+      const int64_t t = plan_.FindTensor(out.name);
+      // Request validation accepted only the ensemble's outputs, and each of them is a tensor.
+      if (t >= 0 && std::find(wanted.begin(), wanted.end(), t) == wanted.end()) {
+        wanted.push_back(static_cast<size_t>(t));
+      }
+    }
+  }
+
+  StepDispatcher dispatch = [this, state](size_t step, NamedTensors step_inputs, StepDone done) {
+    const InferenceRequest& parent = *state->request;
+    if (parent.IsCancelled()) {
+      done(parent.CancelledStatus());
+      return;
+    }
+    const EnsembleStepPlan& plan = plan_.steps()[step];
+    auto model = lookup_(plan.model_name, plan.model_version);
+    if (!model.ok()) {
+      done(model.status());
+      return;
+    }
+    const ModelInfo& composing = (*model)->info();
+    auto sub = std::make_unique<InferenceRequest>();
+    sub->model_name = plan.model_name;
+    sub->model_version = (*model)->version();
+    sub->id = parent.id;
+    sub->parameters = parent.parameters;
+    sub->cancel_token = parent.cancel_token;
+    sub->server_stop = parent.server_stop;
+    sub->received_at = std::chrono::steady_clock::now();
+    sub->inputs.reserve(step_inputs.size());
+    for (auto& [name, value] : step_inputs) {
+      InferInput in;
+      in.name = name;
+      in.data_type = value.data_type;
+      in.shape = AdaptShape(value.shape, composing, composing.FindInput(name));
+      in.data = value.data;
+      sub->inputs.push_back(std::move(in));
+      sub->KeepAlive(std::move(value.owner));
+    }
+    sub->outputs.reserve(plan.outputs.size());
+    for (const auto& [name, t] : plan.outputs) sub->outputs.push_back(RequestedOutput{name, {}});
+    ModelVersion::Infer(
+        *model, std::move(sub),
+        [done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) {
+          if (!result.ok()) {
+            done(result.status());
+            return;
+          }
+          // The step's inputs are no longer needed: release them now, not with the response.
+          (*result)->request.reset();
+          NamedTensors outputs;
+          outputs.reserve((*result)->outputs.size());
+          for (InferOutput& out : (*result)->outputs) {
+            auto owned = std::make_shared<InferOutput>(std::move(out));
+            EnsembleTensorValue value{owned->data_type, owned->shape,
+                                      std::span<const char>(owned->data), owned};
+            outputs.emplace_back(owned->name, std::move(value));
+          }
+          done(std::move(outputs));
+        },
+        /*allow_inline=*/false);
+  };
+
+  EnsembleDone finish = [this, state, start, batch_size,
+                         done = std::move(job.done)](StatusOr<EnsembleResult> result) mutable {
+    const uint64_t end = NowNs();
+    if (!result.ok()) {
+      stats_->RecordFailure(FailureReason::kOther, start, end);
+      done(result.status());
+      return;
+    }
+    auto response = std::make_unique<InferenceResponse>();
+    response->model_name = info_->name;
+    response->model_version = info_->version;
+    response->id = state->request->id;
+    // Triton's ensemble responses carry the sequence the request belongs to and its flags.
+    const Parameters& asked = state->request->parameters;
+    if (const ParameterValue* sequence_id = asked.Find("sequence_id")) {
+      response->parameters.Set("sequence_id", *sequence_id);
+      response->parameters.Set("sequence_start", GetBool(asked, "sequence_start").value_or(false));
+      response->parameters.Set("sequence_end", GetBool(asked, "sequence_end").value_or(false));
+    }
+    response->outputs.reserve(result->size());
+    for (auto& [t, value] : *result) {
+      const std::string& name = plan_.tensor_name(t);
+      // The ensemble's own batching decides the reply's shape, as for a step's inputs.
+      value.shape = AdaptShape(value.shape, *info_, info_->FindOutput(name));
+      response->outputs.push_back(TakeOutput(name, std::move(value), plan_.producer(t) >= 0));
+    }
+    // The ensemble's own statistics: one request, executed from arrival to its last step.
+    const ExecutionTimes exec{start, start, end, end};
+    stats_->RecordExecution(batch_size, exec);
+    stats_->RecordSuccess(batch_size, start, start, exec, end);
+    response->request = std::move(state->request);
+    done(std::move(response));
+  };
+  EnsembleRun::Start(&plan_, std::move(inputs), std::move(wanted), std::move(dispatch),
+                     std::move(finish));
+}
+
+}  // namespace nereid
