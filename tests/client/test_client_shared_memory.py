@@ -280,6 +280,37 @@ def test_identity_in_and_out_of_shared_memory(server):
             c.unregister_system_shared_memory(r.name)
 
 
+def test_ensemble_reads_and_writes_shared_memory(server):
+    """mlp_pipeline (identity -> mlp_fp32 -> identity) with its input and output in one region: the
+    ensemble's reply lands in the region, equal to mlp_fp32 called directly."""
+    data = np.random.default_rng(7).random((2, 256), dtype=np.float32)
+    in_bytes, out_bytes = data.nbytes, 2 * 16 * 4
+    with Region(in_bytes + out_bytes) as r:
+        shm.set_shared_memory_region(r.handle, [data])
+        for name, c in clients(server):
+            module = module_of(name)
+            direct_in = module.InferInput("INPUT0", [2, 256], "FP32")
+            direct_in.set_data_from_numpy(data)
+            expected = c.infer("mlp_fp32", [direct_in]).as_numpy("OUTPUT0")
+            c.register_system_shared_memory(r.name, r.key, r.byte_size)
+            shm.set_shared_memory_region(r.handle, [np.zeros((2, 16), np.float32)],
+                                         offset=in_bytes)
+            inp = module.InferInput("INPUT", [2, 256], "FP32")
+            inp.set_shared_memory(r.name, in_bytes)
+            out = module.InferRequestedOutput("OUTPUT")
+            out.set_shared_memory(r.name, out_bytes, offset=in_bytes)
+            result = c.infer("mlp_pipeline", [inp], outputs=[out])
+            got = shm.get_contents_as_numpy(r.handle, np.float32, [2, 16], offset=in_bytes)
+            np.testing.assert_allclose(got, expected, rtol=1e-6)
+            entry = result.get_output("OUTPUT")  # metadata only: the data is in the region
+            if name == "http":
+                assert entry == {"name": "OUTPUT", "datatype": "FP32", "shape": [2, 16]}
+            else:
+                assert (entry.name, list(entry.shape)) == ("OUTPUT", [2, 16])
+                assert not entry.HasField("contents")
+            c.unregister_system_shared_memory(r.name)
+
+
 def test_identity_with_asyncio_clients(server):
     n = 256
 
