@@ -7,7 +7,7 @@ import pytest
 
 from grpc_helpers import GrpcServer, infer_request, output_array, pbs  # noqa: F401
 from helpers import repo
-from mm_helpers import copy_model, file_bytes, simple_config_json
+from mm_helpers import copy_model, file_bytes, simple_config_json, wait_until
 
 SIMPLE_ONNX = ("fixtures", "single_good", "simple", "1", "model.onnx")
 
@@ -69,7 +69,9 @@ def test_index_load_unload(server):
     np.testing.assert_array_equal(output_array(simple_infer(server, "simple")),
                                   2 * np.arange(16).reshape(1, 16))
     stub.RepositoryModelUnload(pbs_().pb.RepositoryModelUnloadRequest(model_name="simple"))
-    assert ("simple", "1", "UNAVAILABLE", "unloaded") in index(server)
+    # UNLOADING until the request just answered drops its reference (it does so after replying).
+    wait_until(lambda: ("simple", "1", "UNAVAILABLE", "unloaded") in index(server), timeout=10,
+               what="simple unloaded")
     err = rpc_error(stub.ModelInfer, infer_request("simple", [
         ("INPUT0", "INT32", np.zeros((1, 16), np.int32)),
         ("INPUT1", "INT32", np.zeros((1, 16), np.int32))]))
