@@ -234,11 +234,15 @@ def _stats(name, c, model):
                 "inference_count": int(row["inference_count"]),
                 "execution_count": int(row["execution_count"]),
                 "version": row["version"],
-                "infer_ns": int(row["inference_stats"]["compute_infer"]["ns"])}
+                "input_ns": int(row["inference_stats"]["compute_input"]["ns"]),
+                "infer_ns": int(row["inference_stats"]["compute_infer"]["ns"]),
+                "output_ns": int(row["inference_stats"]["compute_output"]["ns"])}
     row = s.model_stats[0]
     return {"success": row.inference_stats.success.count, "inference_count": row.inference_count,
             "execution_count": row.execution_count, "version": row.version,
-            "infer_ns": row.inference_stats.compute_infer.ns}
+            "input_ns": row.inference_stats.compute_input.ns,
+            "infer_ns": row.inference_stats.compute_infer.ns,
+            "output_ns": row.inference_stats.compute_output.ns}
 
 
 def test_statistics_count_the_ensemble_and_each_step(server):
@@ -256,6 +260,13 @@ def test_statistics_count_the_ensemble_and_each_step(server):
             assert after[m]["infer_ns"] > before[m]["infer_ns"]
         # nest3 runs ident_a twice per request: each step is one request of ident_a.
         assert after["ident_a"]["success"] - before["ident_a"]["success"] == 6, name
+        # An ensemble's compute durations are the sums over its steps (REFERENCE-2 §7.4): here
+        # every ident_a execution came from these requests, so the sums match to the nanosecond.
+        delta = {m: {k: after[m][k] - before[m][k] for k in ("input_ns", "infer_ns", "output_ns")}
+                 for m in before}
+        assert delta["nest3"] == delta["ident_a"], (name, delta)
+        assert delta["nest2"] == delta["nest3"] == delta["nest1"], (name, delta)
+        assert delta["nest1"]["infer_ns"] > 0, (name, delta)
     text = requests.get(server.metrics_url()).text
     line = [l for l in text.splitlines()
             if l.startswith('nv_inference_request_success{') and 'model="nest1"' in l]

@@ -1,6 +1,7 @@
 #include "core/ensemble/ensemble_scheduler.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/ensemble/ensemble_run.h"
 #include "core/model/model_version.h"
@@ -12,6 +13,21 @@ namespace {
 // to the frontend in the response; its input memory stays alive with it.
 struct EnsembleRequestState {
   std::unique_ptr<InferenceRequest> request;
+  // The steps' compute durations, summed as they complete (on the composing models' threads):
+  // the ensemble reports the sums as its own compute_input/infer/output (REFERENCE-2 §7.4).
+  std::atomic<uint64_t> input_ns{0};
+  std::atomic<uint64_t> infer_ns{0};
+  std::atomic<uint64_t> output_ns{0};
+
+  void Add(const ComputeDurations& d) {
+    input_ns.fetch_add(d.input_ns, std::memory_order_relaxed);
+    infer_ns.fetch_add(d.infer_ns, std::memory_order_relaxed);
+    output_ns.fetch_add(d.output_ns, std::memory_order_relaxed);
+  }
+  ComputeDurations Sum() const {
+    return {input_ns.load(std::memory_order_relaxed), infer_ns.load(std::memory_order_relaxed),
+            output_ns.load(std::memory_order_relaxed)};
+  }
 };
 
 // Batch adaptation between a batching and a non-batching side (REFERENCE-2 §7.2): a tensor that
@@ -126,11 +142,12 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     for (const auto& [name, t] : plan.outputs) sub->outputs.push_back(RequestedOutput{name, {}});
     ModelVersion::Infer(
         *model, std::move(sub),
-        [done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) {
+        [state, done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) {
           if (!result.ok()) {
             done(result.status());
             return;
           }
+          state->Add((*result)->compute);
           // The step's inputs are no longer needed: release them now, not with the response.
           (*result)->request.reset();
           NamedTensors outputs;
@@ -172,8 +189,13 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
       value.shape = AdaptShape(value.shape, *info_, info_->FindOutput(name));
       response->outputs.push_back(TakeOutput(name, std::move(value), plan_.producer(t) >= 0));
     }
-    // The ensemble's own statistics: one request, executed from arrival to its last step.
-    const ExecutionTimes exec{start, start, end, end};
+    // The ensemble's own statistics: one request, one execution, whose compute durations are
+    // the sums over its steps (the steps' queueing is not in them; success spans it all).
+    response->compute = state->Sum();
+    const uint64_t input_end = start + response->compute.input_ns;
+    const uint64_t output_start = input_end + response->compute.infer_ns;
+    const ExecutionTimes exec{start, input_end, output_start,
+                              output_start + response->compute.output_ns};
     stats_->RecordExecution(batch_size, exec);
     stats_->RecordSuccess(batch_size, start, start, exec, end);
     response->request = std::move(state->request);

@@ -31,4 +31,10 @@ StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
     std::unique_ptr<InferenceRequest> request, int64_t batch_size,
     std::span<const InferenceRequest* const> items, ExecutionTimes* times);
 
+// The durations an execution's `times` describe, as its responses report them.
+inline ComputeDurations DurationsOf(const ExecutionTimes& times) {
+  return {times.input_end - times.compute_start, times.output_start - times.input_end,
+          times.compute_end - times.output_start};
+}
+
 }  // namespace nereid

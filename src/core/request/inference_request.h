@@ -87,6 +87,15 @@ struct InferOutput {
   bool in_shared_memory = false;
 };
 
+// How long the model computed an answer: its execution's compute_input, compute_infer and
+// compute_output (shared by the requests batched into it). An ensemble reports the sum over its
+// steps as its own compute durations, as Triton does. Zero when nothing was measured.
+struct ComputeDurations {
+  uint64_t input_ns = 0;
+  uint64_t infer_ns = 0;
+  uint64_t output_ns = 0;
+};
+
 class InferenceResponse {
  public:
   std::string model_name;
@@ -94,6 +103,7 @@ class InferenceResponse {
   std::string id;
   Parameters parameters;
   std::vector<InferOutput> outputs;  // in the order the request asked (model order if it didn't)
+  ComputeDurations compute;          // set by the scheduler that ran it
 
   // The request this answers, handed back so a frontend can read what it asked for (per-output
   // parameters such as binary_data) and so input memory is freed only after the reply is built.

@@ -54,6 +54,7 @@ void DefaultScheduler::Run(size_t index, SchedulerJob& job) {
     // One response per request: no response statistics (see model_stats.h).
     stats_->RecordExecution(job.batch_size, times);
     stats_->RecordSuccess(job.batch_size, job.request_start_ns, job.queue_start_ns, times, end);
+    (*result)->compute = DurationsOf(times);
   } else {
     stats_->RecordFailure(FailureReason::kBackend, job.request_start_ns, end);
   }

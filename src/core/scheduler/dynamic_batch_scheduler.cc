@@ -6,6 +6,7 @@
 #include "common/completion_batch.h"
 #include "common/logging.h"
 #include "common/saturating_time.h"
+#include "core/model/instance_runner.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_runner.h"
 #include "model_config.pb.h"
@@ -341,6 +342,7 @@ void DynamicBatchScheduler::RunBatch(size_t index, std::vector<SchedulerJob>& jo
     if (results[i].ok()) {
       // One response per request: no response_stats, as Triton (docs/statistics_and_metrics.md).
       stats_->RecordSuccess(sizes[i], jobs[i].request_start_ns, jobs[i].queue_start_ns, times, end);
+      (*results[i])->compute = DurationsOf(times);
     } else {
       stats_->RecordFailure(FailureReason::kBackend, jobs[i].request_start_ns, end);
     }

@@ -5,6 +5,7 @@
 
 #include "common/logging.h"
 #include "common/saturating_time.h"
+#include "core/model/instance_runner.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_former.h"
 #include "core/scheduler/batch_runner.h"
@@ -453,6 +454,7 @@ void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch
       stats_->RecordResponse(0, true, times.output_start - times.input_end,
                              times.compute_end - times.output_start);
       stats_->RecordSuccess(1, t.job.job.request_start_ns, t.job.job.queue_start_ns, times, end);
+      (*r)->compute = DurationsOf(times);
     } else {
       stats_->RecordFailure(FailureReason::kBackend, t.job.job.request_start_ns, end);
     }
