@@ -29,7 +29,8 @@ std::vector<std::string> Extensions() {
           "cuda_shared_memory",
           "binary_tensor_data",
           "parameters",
-          "statistics"};
+          "statistics",
+          "logging"};
 }
 
 int DefaultMaxBatchSize(const ServerOptions& options) {
