@@ -202,3 +202,15 @@ def _wait_file(path, needle, timeout):
             return
         time.sleep(0.02)
     raise AssertionError(f"{needle!r} not in {path}")
+
+
+def test_unwritable_log_file_stops_start_up(tmp_path):
+    import subprocess
+    from nereid_server import nereid_bin
+    # A parent that is a regular file: unwritable even for root (spdlog creates missing folders).
+    (tmp_path / "a-file").write_text("")
+    bad = tmp_path / "a-file" / "nereid.log"
+    p = subprocess.run([nereid_bin(), f"--model-repository={repo('examples')}",
+                        f"--log-file={bad}"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1
+    assert f"error: cannot open log file '{bad}'" in p.stderr, p.stderr
