@@ -214,3 +214,13 @@ def test_unwritable_log_file_stops_start_up(tmp_path):
                         f"--log-file={bad}"], capture_output=True, text=True, timeout=30)
     assert p.returncode == 1
     assert f"error: cannot open log file '{bad}'" in p.stderr, p.stderr
+
+
+def test_command_line_flags_are_the_starting_settings():
+    flags = ["--log-format=ISO8601", "--log-verbose=2", "--log-warning=false"]
+    with GrpcServer([repo("examples")], flags, name="client-logging-flags") as s:
+        for name, c in clients(s):
+            assert settings(name, c) == {**DEFAULTS, "log_format": "ISO8601",
+                                         "log_verbose_level": 2, "log_warning": False}, name
+        first = s.stderr().splitlines()[0]
+        assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ I \d+ ", first), first
