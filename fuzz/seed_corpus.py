@@ -215,6 +215,15 @@ def shm_bodies():
     return out
 
 
+def log_settings_bodies():
+    return [b'{"log_info":false,"log_warning":true,"log_error":false,"log_verbose_level":3,'
+            b'"log_format":"ISO8601"}',
+            b'{"log_file":"/tmp/x"}', b'{"log_file":null,"log_info":null}',
+            b'{"log_verbose_level":-1}', b'{"log_verbose_level":18446744073709551615}',
+            b'{"log_verbose_level":"1"}', b'{"log_format":"json"}', b'{"log_info":1}',
+            b'[]', b'{', b""]
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -230,6 +239,7 @@ def main():
         "fuzz_grpc_infer": grpc_messages(),
         "fuzz_settings": settings(),
         "fuzz_shm": shm_bodies(),
+        "fuzz_log_settings": log_settings_bodies(),
         "fuzz_http_framing": [r for r in http_requests() if b"Transfer-Encoding" in r]
         + [b"Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
            b"\r\n\r\nGET / HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\ncontent-length: 1\r\n\r\n"],

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +16,11 @@ namespace {
 
 std::atomic<int> g_verbose{0};
 std::atomic<Format> g_format{Format::kDefault};
+std::atomic<bool> g_info{true};
+std::atomic<bool> g_warning{true};
+std::atomic<bool> g_error{true};
+// Written once by Init before other threads start; read-only afterwards.
+std::string* g_file = new std::string();
 
 char LevelLetter(spdlog::level::level_enum level) {
   switch (level) {
@@ -55,19 +61,62 @@ Status Init(const Options& options) {
   logger->set_level(spdlog::level::trace);
   logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(logger);
-  g_verbose = options.verbose_level;
-  g_format = options.format;
-  if (!options.info) spdlog::default_logger_raw()->set_level(spdlog::level::warn);
-  if (!options.info && !options.warning) {
-    spdlog::default_logger_raw()->set_level(spdlog::level::err);
-  }
-  if (!options.info && !options.warning && !options.error) {
-    spdlog::default_logger_raw()->set_level(spdlog::level::off);
-  }
+  *g_file = options.file;
+  SettingsUpdate update;
+  update.info = options.info;
+  update.warning = options.warning;
+  update.error = options.error;
+  update.verbose_level =
+      static_cast<uint32_t>(std::clamp<int64_t>(options.verbose_level, 0, kMaxVerboseLevel));
+  update.format = options.format;
+  Apply(update);
   return Status::Ok();
 }
 
 int VerboseLevel() { return g_verbose.load(std::memory_order_relaxed); }
+
+bool Enabled(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::info:
+      return g_info.load(std::memory_order_relaxed);
+    case spdlog::level::warn:
+      return g_warning.load(std::memory_order_relaxed);
+    case spdlog::level::err:
+    case spdlog::level::critical:
+      return g_error.load(std::memory_order_relaxed);
+    default:
+      return true;
+  }
+}
+
+Settings CurrentSettings() {
+  Settings s;
+  s.file = *g_file;
+  s.info = g_info.load();
+  s.warning = g_warning.load();
+  s.error = g_error.load();
+  s.verbose_level = static_cast<uint32_t>(g_verbose.load());
+  s.format = g_format.load();
+  return s;
+}
+
+void Apply(const SettingsUpdate& update) {
+  if (update.info) g_info = *update.info;
+  if (update.warning) g_warning = *update.warning;
+  if (update.error) g_error = *update.error;
+  if (update.verbose_level) {
+    g_verbose = static_cast<int>(std::min(*update.verbose_level, kMaxVerboseLevel));
+  }
+  if (update.format) g_format = *update.format;
+}
+
+const char* FormatName(Format format) { return format == Format::kIso8601 ? "ISO8601" : "default"; }
+
+std::optional<Format> ParseFormat(std::string_view name) {
+  if (name == "default") return Format::kDefault;
+  if (name == "ISO8601") return Format::kIso8601;
+  return std::nullopt;
+}
 
 std::string Escape(std::string_view message) {
   std::string out;

@@ -5,10 +5,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "nereid/status.h"
-
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "nereid/status.h"
 
 namespace nereid::logging {
 
@@ -29,6 +31,41 @@ Status Init(const Options& options);
 
 int VerboseLevel();
 
+// Whether lines of `level` (info, warn, err) are written now.
+bool Enabled(spdlog::level::level_enum level);
+
+// The settings of Triton's logging extension (REFERENCE-2.md §12.1), read and changed at run time.
+// The file is fixed at Init: it is never changeable over the network (CVE-2024-0087).
+struct Settings {
+  std::string file;
+  bool info = true;
+  bool warning = true;
+  bool error = true;
+  uint32_t verbose_level = 0;
+  Format format = Format::kDefault;
+};
+
+// A change to some of the settings; unset fields keep their value.
+struct SettingsUpdate {
+  std::optional<bool> info;
+  std::optional<bool> warning;
+  std::optional<bool> error;
+  std::optional<uint32_t> verbose_level;
+  std::optional<Format> format;
+};
+
+// Levels above this are stored as this (Triton keeps the level in an int32).
+inline constexpr uint32_t kMaxVerboseLevel = 2147483647u;
+
+Settings CurrentSettings();
+// Applies every field of `update` (an already validated update: it cannot fail, so a request
+// changes all its keys or none).
+void Apply(const SettingsUpdate& update);
+
+// "default" / "ISO8601", Triton's names.
+const char* FormatName(Format format);
+std::optional<Format> ParseFormat(std::string_view name);
+
 // Returns `message` with control characters and backslashes escaped.
 std::string Escape(std::string_view message);
 
@@ -36,21 +73,21 @@ void Write(spdlog::level::level_enum level, const char* file, int line, std::str
 
 }  // namespace nereid::logging
 
-#define NEREID_LOG_(level, ...)                                                        \
-  do {                                                                                 \
-    if (spdlog::default_logger_raw()->should_log(level)) {                             \
-      ::nereid::logging::Write(level, __FILE__, __LINE__, fmt::format(__VA_ARGS__));   \
-    }                                                                                  \
+#define NEREID_LOG_(level, ...)                                                      \
+  do {                                                                               \
+    if (::nereid::logging::Enabled(level)) {                                         \
+      ::nereid::logging::Write(level, __FILE__, __LINE__, fmt::format(__VA_ARGS__)); \
+    }                                                                                \
   } while (0)
 
 #define LOG_INFO(...) NEREID_LOG_(spdlog::level::info, __VA_ARGS__)
 #define LOG_WARNING(...) NEREID_LOG_(spdlog::level::warn, __VA_ARGS__)
 #define LOG_ERROR(...) NEREID_LOG_(spdlog::level::err, __VA_ARGS__)
 // Verbose lines print when --log-verbose >= n.
-#define LOG_VERBOSE(n, ...)                                                       \
-  do {                                                                            \
-    if (::nereid::logging::VerboseLevel() >= (n)) {                               \
-      ::nereid::logging::Write(spdlog::level::debug, __FILE__, __LINE__,          \
-                               fmt::format(__VA_ARGS__));                         \
-    }                                                                             \
+#define LOG_VERBOSE(n, ...)                                              \
+  do {                                                                   \
+    if (::nereid::logging::VerboseLevel() >= (n)) {                      \
+      ::nereid::logging::Write(spdlog::level::debug, __FILE__, __LINE__, \
+                               fmt::format(__VA_ARGS__));                \
+    }                                                                    \
   } while (0)

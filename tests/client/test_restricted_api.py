@@ -215,3 +215,116 @@ def test_unrestricted_server_needs_no_header():
         for c in (http(s), grpc(s)):
             assert c.is_server_ready()
             assert c.get_model_metadata("simple")
+
+
+# Logging and shared memory (the families added after issue 13), and the header rules: the HTTP
+# header's name in any case with its value exact; of repeated headers the first counts (libevhtp's
+# evhtp_kv_find); gRPC metadata keys are lower case on the wire.
+OPS_FLAGS = [f"--http-restricted-api=logging,shared-memory:{ADMIN}={ADMIN_VALUE}",
+             f"--grpc-restricted-protocol=logging,shared-memory:{ADMIN}={ADMIN_VALUE}",
+             "--grpc-restricted-protocol=trace:t=v", "--allow-client-shm=true"]
+
+OPS_CALLS = {
+    "logging_get": lambda c, h: c.get_log_settings(headers=h),
+    "logging_update": lambda c, h: c.update_log_settings({"log_verbose_level": 0}, headers=h),
+    "shm_status": lambda c, h: c.get_system_shared_memory_status(headers=h),
+    "shm_unregister": lambda c, h: c.unregister_system_shared_memory(headers=h),
+    "cuda_shm_status": lambda c, h: c.get_cuda_shared_memory_status(headers=h),
+}
+
+
+@pytest.fixture(scope="module")
+def ops_server():
+    s = GrpcServer([repo("examples")], OPS_FLAGS, name="client-restricted-ops").start()
+    yield s
+    assert s.stop() == 0, s.stderr()[-4000:]
+
+
+@pytest.mark.parametrize("kind", ["http", "grpc"])
+@pytest.mark.parametrize("api", sorted(OPS_CALLS))
+def test_logging_and_shared_memory_need_their_header(ops_server, kind, api):
+    c = http(ops_server) if kind == "http" else grpc(ops_server)
+    call = OPS_CALLS[api]
+    expect_refused(kind, ADMIN, lambda: call(c, None))
+    expect_refused(kind, ADMIN, lambda: call(c, headers(kind, ADMIN, ADMIN_VALUE.upper())))
+    call(c, headers(kind, ADMIN, ADMIN_VALUE))
+    # Unrestricted families stay open.
+    assert c.is_server_ready()
+
+
+def test_logging_restricted_asyncio(ops_server):
+    async def run():
+        hc = httpclient_aio.InferenceServerClient(f"127.0.0.1:{ops_server.port}")
+        gc = grpcclient_aio.InferenceServerClient(ops_server.target())
+        try:
+            for kind, c in (("http", hc), ("grpc", gc)):
+                with pytest.raises(InferenceServerException) as e:
+                    await c.get_log_settings()
+                assert "restricted, expecting header" in e.value.message()
+                await c.update_log_settings({"log_info": True},
+                                            headers=headers(kind, ADMIN, ADMIN_VALUE))
+        finally:
+            await hc.close()
+            await gc.close()
+
+    asyncio.run(run())
+
+
+def raw_get(server, path, header_lines):
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.putrequest("GET", path)
+    for k, v in header_lines:
+        conn.putheader(k, v)
+    conn.endheaders()
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    return r.status, body
+
+
+def test_http_header_name_case_and_repeated_values(ops_server):
+    ok = ADMIN_VALUE
+    assert raw_get(ops_server, "/v2/logging", [(ADMIN.upper(), ok)])[0] == 200
+    assert raw_get(ops_server, "/v2/logging", [("Admin-Key", ok)])[0] == 200
+    status, body = raw_get(ops_server, "/v2/logging", [(ADMIN, ok.upper())])
+    assert status == 403
+    assert body == b'{"error":"This API is restricted, expecting header \'admin-key\'"}'
+    # Repeated: the first occurrence counts.
+    assert raw_get(ops_server, "/v2/logging", [(ADMIN, ok), (ADMIN, "wrong")])[0] == 200
+    assert raw_get(ops_server, "/v2/logging", [(ADMIN, "wrong"), (ADMIN, ok)])[0] == 403
+    # One header holding both values (a comma-joined list) is not the value.
+    assert raw_get(ops_server, "/v2/logging", [(ADMIN, f"{ok}, {ok}")])[0] == 403
+    assert raw_get(ops_server, "/v2/systemsharedmemory/status", [(ADMIN, ok)])[0] == 200
+    assert raw_get(ops_server, "/v2/systemsharedmemory/status", [])[0] == 403
+
+
+def test_grpc_metadata_case_and_repeated_values(ops_server):
+    import grpc as grpc_lib
+    from tritonclient.grpc import service_pb2
+    key = GRPC_PREFIX + ADMIN
+    with grpc_lib.insecure_channel(ops_server.target()) as channel:
+        call = channel.unary_unary(
+            "/inference.GRPCInferenceService/LogSettings",
+            request_serializer=service_pb2.LogSettingsRequest.SerializeToString,
+            response_deserializer=service_pb2.LogSettingsResponse.FromString)
+        assert call(service_pb2.LogSettingsRequest(), metadata=[(key, ADMIN_VALUE)])
+        with pytest.raises(grpc_lib.RpcError) as e:
+            call(service_pb2.LogSettingsRequest(), metadata=[(key, "wrong"), (key, "wrong2")])
+        assert e.value.code() == grpc_lib.StatusCode.UNAVAILABLE
+        assert e.value.details() == f"This protocol is restricted, expecting header '{key}'"
+        assert call(service_pb2.LogSettingsRequest(),
+                    metadata=[(key, ADMIN_VALUE), (key, ADMIN_VALUE)])
+        # gRPC refuses upper-case metadata keys on the client side, so a wrong case never
+        # reaches the server.
+        with pytest.raises(Exception):
+            call(service_pb2.LogSettingsRequest(), metadata=[(key.upper(), ADMIN_VALUE)])
+        # The trace family is restricted before its RPC answers (not yet implemented).
+        trace = channel.unary_unary(
+            "/inference.GRPCInferenceService/TraceSetting",
+            request_serializer=service_pb2.TraceSettingRequest.SerializeToString,
+            response_deserializer=service_pb2.TraceSettingResponse.FromString)
+        with pytest.raises(grpc_lib.RpcError) as e:
+            trace(service_pb2.TraceSettingRequest())
+        assert e.value.details() == \
+            f"This protocol is restricted, expecting header '{GRPC_PREFIX}t'"

@@ -108,8 +108,9 @@ def test_model_config(examples, pbs):  # noqa: F811
     assert err.code() == grpc.StatusCode.NOT_FOUND
 
 
+# LogSettings is served (tests/client/test_logging_extension.py).
 UNIMPLEMENTED = [
-    ("TraceSetting", "TraceSettingRequest"), ("LogSettings", "LogSettingsRequest"),
+    ("TraceSetting", "TraceSettingRequest"),
 ]
 
 

@@ -19,6 +19,8 @@ namespace {
 
 // Extensions this build really implements, in Triton's order (REFERENCE.md §1.1).
 std::vector<std::string> Extensions() {
+  // One per line, so a new extension is a one-line change.
+  // clang-format off
   return {"classification",
           "sequence",
           "model_repository",
@@ -29,7 +31,8 @@ std::vector<std::string> Extensions() {
           "cuda_shared_memory",
           "binary_tensor_data",
           "parameters",
-          "statistics"};
+          "statistics",
+          "logging"};
 }
 
 int DefaultMaxBatchSize(const ServerOptions& options) {

@@ -1,7 +1,10 @@
 // The unary RPCs answered on the completion-queue thread: health, metadata, configuration, the
 // standard health service, and Triton's RPCs whose feature this build does not have yet.
+#include <algorithm>
 #include <string>
+#include <utility>
 
+#include "common/logging.h"
 #include "frontends/grpc/grpc_call.h"
 #include "frontends/grpc/grpc_codec.h"
 #include "frontends/grpc/grpc_shm_handlers.h"
@@ -157,11 +160,65 @@ grpc::Status NotYet(InferenceServer&, const google::protobuf::Message&,
 }
 
 constexpr char kTrace[] = "trace settings";
-constexpr char kLogging[] = "log settings";
 
 template <const char* kFeature, typename Req, typename Resp>
 grpc::Status Reject(InferenceServer& server, const Req& req, Resp* resp) {
   return NotYet<kFeature>(server, req, resp);
+}
+
+// Logging extension (REFERENCE-2.md §12.1) with Triton's texts; every key is checked before any
+// is applied, so a failing request changes nothing (Triton applies keys up to the failing one).
+grpc::Status LogSettings(InferenceServer&, const pb::LogSettingsRequest& request,
+                         pb::LogSettingsResponse* response) {
+  using Value = pb::LogSettingsRequest::SettingValue;
+  const auto& settings = request.settings();
+  if (settings.count("log_file") > 0) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                        "log file location can not be updated through network protocol");
+  }
+  auto find = [&](const char* key, Value::ParameterChoiceCase type, const char* type_name,
+                  const Value** out) {
+    auto it = settings.find(key);
+    *out = nullptr;
+    if (it == settings.end()) return grpc::Status::OK;
+    if (it->second.parameter_choice_case() != type) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          std::string("expect ") + type_name + " for '" + key + "'");
+    }
+    *out = &it->second;
+    return grpc::Status::OK;
+  };
+  logging::SettingsUpdate update;
+  const Value* v = nullptr;
+  for (auto [key, field] :
+       {std::pair{"log_info", &update.info}, std::pair{"log_warning", &update.warning},
+        std::pair{"log_error", &update.error}}) {
+    grpc::Status s = find(key, Value::kBoolParam, "boolean", &v);
+    if (!s.ok()) return s;
+    if (v != nullptr) *field = v->bool_param();
+  }
+  grpc::Status s = find("log_verbose_level", Value::kUint32Param, "int32", &v);
+  if (!s.ok()) return s;
+  if (v != nullptr) update.verbose_level = std::min(v->uint32_param(), logging::kMaxVerboseLevel);
+  s = find("log_format", Value::kStringParam, "string", &v);
+  if (!s.ok()) return s;
+  if (v != nullptr) {
+    update.format = logging::ParseFormat(v->string_param());
+    if (!update.format) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "invalid argument for log_format, got: " + v->string_param());
+    }
+  }
+  logging::Apply(update);
+  const logging::Settings now = logging::CurrentSettings();
+  auto& out = *response->mutable_settings();
+  out["log_file"].set_string_param(now.file);
+  out["log_info"].set_bool_param(now.info);
+  out["log_warning"].set_bool_param(now.warning);
+  out["log_error"].set_bool_param(now.error);
+  out["log_verbose_level"].set_uint32_param(now.verbose_level);
+  out["log_format"].set_string_param(logging::FormatName(now.format));
+  return grpc::Status::OK;
 }
 
 template <typename Req, typename Resp, typename Method>
@@ -286,8 +343,7 @@ void ListenUnaryCalls(const std::shared_ptr<GrpcShared>& shared) {
             &CudaShmUnregister);
   ListenOne(shared, RestrictedCategory::kTrace, &Service::RequestTraceSetting,
             &Reject<kTrace, pb::TraceSettingRequest, pb::TraceSettingResponse>);
-  ListenOne(shared, RestrictedCategory::kLogging, &Service::RequestLogSettings,
-            &Reject<kLogging, pb::LogSettingsRequest, pb::LogSettingsResponse>);
+  ListenOne(shared, RestrictedCategory::kLogging, &Service::RequestLogSettings, &LogSettings);
   UnaryCall<HealthService, HealthCheckRequest, HealthCheckResponse>::Listen(
       shared, &shared->health, &HealthService::RequestCheck, &HealthCheck,
       RestrictedCategory::kHealth);

@@ -6,6 +6,7 @@
 #include "core/server/inference_server.h"
 #include "frontends/http/http_server.h"
 #include "frontends/http/infer_handler.h"
+#include "frontends/http/log_settings_codec.h"
 #include "frontends/http/metadata_codec.h"
 #include "frontends/http/repository_handlers.h"
 #include "frontends/http/shm_handlers.h"
@@ -69,6 +70,17 @@ void HandleModelStats(InferenceServer* server, const HttpHandlerOptions&, HttpRe
   responder->Send(HttpResponse::Json(200, EncodeModelStatistics(*stats)));
 }
 
+// Logging extension: POST applies the whole body or nothing; both methods answer every setting.
+void HandleLogging(InferenceServer*, const HttpHandlerOptions&, HttpRequest& request,
+                   const RouteParams&, Responder responder) {
+  if (request.method == HttpMethod::kPost) {
+    StatusOr<logging::SettingsUpdate> update = DecodeLogSettingsRequest(*request.body);
+    if (!update.ok()) return responder->Send(ErrorResponse(update.status()));
+    logging::Apply(*update);
+  }
+  responder->Send(HttpResponse::Json(200, EncodeLogSettings(logging::CurrentSettings())));
+}
+
 struct Route {
   unsigned methods;
   std::string_view pattern;
@@ -109,6 +121,7 @@ constexpr Route kRoutes[] = {
      C::kSharedMemory},
     {kHttpPost, "/v2/cudasharedmemory[/region/{region}]/unregister", &HandleCudaShmUnregister,
      C::kSharedMemory},
+    {kHttpGet | kHttpPost, "/v2/logging", &HandleLogging, C::kLogging},
 };
 
 std::optional<Restriction> Copy(const Restriction* r) {
