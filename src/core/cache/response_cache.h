@@ -1,0 +1,40 @@
+// ResponseCache: where a model version's successful responses are kept, keyed by CacheKey
+// (cache_key.h), values in the binary format of cache_value.h. LocalCache (local_cache.h) keeps
+// them in this process; RedisCache (redis_cache.h, its own library) in a Redis server shared by
+// several Nereid processes.
+//
+// Thread-safety: every method may be called from any thread, concurrently.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace nereid {
+
+// The cache-wide figures Triton's local cache reports as nv_cache_* gauges (REFERENCE-2 §8.3).
+struct CacheStats {
+  uint64_t num_entries = 0;
+  uint64_t num_lookups = 0;
+  uint64_t num_hits = 0;
+  uint64_t num_misses = 0;
+  uint64_t num_evictions = 0;
+  uint64_t lookup_ns = 0;     // cumulative
+  uint64_t insertion_ns = 0;  // cumulative
+  double util = 0;            // 0..1, bytes used / capacity (0 where unknown)
+};
+
+class ResponseCache {
+ public:
+  virtual ~ResponseCache() = default;
+  // The value stored under `hash` (the caller checks that its full key is the one it asked for),
+  // or nullopt on a miss. A cache that cannot answer (a lost Redis) answers nullopt.
+  virtual std::optional<std::string> Lookup(uint64_t hash) = 0;
+  // Stores `value` under `hash`; a value that cannot be stored is dropped (logged where useful).
+  virtual void Insert(uint64_t hash, std::string value) = 0;
+  virtual CacheStats Stats() const = 0;
+  virtual std::string_view name() const = 0;
+};
+
+}  // namespace nereid
