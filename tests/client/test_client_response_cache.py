@@ -406,5 +406,6 @@ def test_concurrent_identical_misses_all_answered(tmp_path, redis):
         assert not errors
         st = stats(grpcclient.InferenceServerClient(s.target()), "cached")
         assert st["success"] == 80
-        assert st["hit"] + st["miss"] == 80
+        # An insert that finds an identical request's entry is neither a hit nor a miss (#5384).
+        assert 1 <= st["miss"] and st["hit"] + st["miss"] <= 80
         assert st["hit"] >= 60

@@ -35,13 +35,13 @@ std::optional<std::string> LocalCache::Lookup(uint64_t hash) {
   return out;
 }
 
-void LocalCache::Insert(uint64_t hash, std::string value) {
+bool LocalCache::Insert(uint64_t hash, std::string value, bool replace) {
   const uint64_t start = NowNs();
   const uint64_t cost = Cost(value);
   if (cost > shard_capacity_) {
     LOG_VERBOSE(1, "Requested byte_size: {} is greater than total cache size: {}", cost,
                 shard_capacity_);
-    return;
+    return true;
   }
   auto stored = std::make_shared<const std::string>(std::move(value));
   uint64_t evicted = 0;
@@ -52,8 +52,12 @@ void LocalCache::Insert(uint64_t hash, std::string value) {
     MutexLock lock(s.mu);
     auto it = s.index.find(hash);
     if (it != s.index.end()) {
-      // Same hash: the same request raced us here (or, rarely, a colliding one, which the
-      // caller's full-key check tells apart). The newer value replaces the older.
+      // Same hash: the same request raced us here (kept, as Triton), or the caller found the
+      // entry unusable (a colliding request's: replaced).
+      if (!replace) {
+        s.lru.splice(s.lru.begin(), s.lru, it->second);
+        return false;
+      }
       const uint64_t old = Cost(*it->second->value);
       s.used -= old;
       used_delta -= static_cast<int64_t>(old);
@@ -81,6 +85,7 @@ void LocalCache::Insert(uint64_t hash, std::string value) {
   used_.fetch_add(static_cast<uint64_t>(used_delta), std::memory_order_relaxed);
   evictions_.fetch_add(evicted, std::memory_order_relaxed);
   insertion_ns_.fetch_add(NowNs() - start, std::memory_order_relaxed);
+  return true;
 }
 
 CacheStats LocalCache::Stats() const {

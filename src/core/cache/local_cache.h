@@ -29,7 +29,7 @@ class LocalCache : public ResponseCache {
   explicit LocalCache(uint64_t capacity_bytes);
 
   std::optional<std::string> Lookup(uint64_t hash) override;
-  void Insert(uint64_t hash, std::string value) override;
+  bool Insert(uint64_t hash, std::string value, bool replace) override;
   CacheStats Stats() const override;
   std::string_view name() const override { return "local"; }
 

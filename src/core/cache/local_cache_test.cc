@@ -14,7 +14,7 @@ std::string Value(size_t n, char c) { return std::string(n, c); }
 TEST(LocalCacheTest, HitAndMiss) {
   LocalCache cache(4096);
   EXPECT_FALSE(cache.Lookup(1).has_value());
-  cache.Insert(1, "one");
+  cache.Insert(1, "one", false);
   EXPECT_EQ(cache.Lookup(1), "one");
   const CacheStats s = cache.Stats();
   EXPECT_EQ(s.num_lookups, 2u);
@@ -27,33 +27,43 @@ TEST(LocalCacheTest, HitAndMiss) {
 TEST(LocalCacheTest, EvictsLeastRecentlyUsedByBytes) {
   const uint64_t each = 100 + LocalCache::kEntryOverhead;
   LocalCache cache(3 * each);  // one shard: room for three entries of 100 bytes
-  cache.Insert(1, Value(100, 'a'));
-  cache.Insert(2, Value(100, 'b'));
-  cache.Insert(3, Value(100, 'c'));
+  cache.Insert(1, Value(100, 'a'), false);
+  cache.Insert(2, Value(100, 'b'), false);
+  cache.Insert(3, Value(100, 'c'), false);
   ASSERT_TRUE(cache.Lookup(1).has_value());  // 1 is now the most recently used
-  cache.Insert(4, Value(100, 'd'));          // evicts 2
+  cache.Insert(4, Value(100, 'd'), false);   // evicts 2
   EXPECT_TRUE(cache.Lookup(1).has_value());
   EXPECT_FALSE(cache.Lookup(2).has_value());
   EXPECT_TRUE(cache.Lookup(3).has_value());
   EXPECT_TRUE(cache.Lookup(4).has_value());
   EXPECT_EQ(cache.Stats().num_evictions, 1u);
   EXPECT_EQ(cache.Stats().num_entries, 3u);
-  cache.Insert(5, Value(250, 'e'));  // needs two slots' worth: evicts the two oldest
+  cache.Insert(5, Value(250, 'e'), false);  // needs two slots' worth: evicts the two oldest
   EXPECT_TRUE(cache.Lookup(5).has_value());
   EXPECT_EQ(cache.Stats().num_entries, 2u);
 }
 
 TEST(LocalCacheTest, EntryLargerThanTheCacheIsSkipped) {
   LocalCache cache(200);
-  cache.Insert(1, Value(50, 'a'));
-  cache.Insert(2, Value(1000, 'b'));
+  cache.Insert(1, Value(50, 'a'), false);
+  cache.Insert(2, Value(1000, 'b'), false);
   EXPECT_FALSE(cache.Lookup(2).has_value());
   EXPECT_TRUE(cache.Lookup(1).has_value());  // nothing was evicted for it
 }
 
-TEST(LocalCacheTest, ReinsertReplacesWithoutLeakingBytes) {
+TEST(LocalCacheTest, ExistingEntryIsKeptUnlessReplaced) {
   LocalCache cache(4096);
-  for (int i = 0; i < 100; ++i) cache.Insert(7, Value(100, static_cast<char>('a' + i % 26)));
+  EXPECT_TRUE(cache.Insert(7, "first", false));
+  EXPECT_FALSE(cache.Insert(7, "second", false));  // Triton's ALREADY_EXISTS
+  EXPECT_EQ(cache.Lookup(7), "first");
+  EXPECT_TRUE(cache.Insert(7, "third", true));
+  EXPECT_EQ(cache.Lookup(7), "third");
+  EXPECT_EQ(cache.Stats().num_entries, 1u);
+}
+
+TEST(LocalCacheTest, ReplaceDoesNotLeakBytes) {
+  LocalCache cache(4096);
+  for (int i = 0; i < 100; ++i) cache.Insert(7, Value(100, static_cast<char>('a' + i % 26)), true);
   EXPECT_EQ(cache.Stats().num_entries, 1u);
   EXPECT_NEAR(cache.Stats().util, (100.0 + LocalCache::kEntryOverhead) / 4096, 1e-9);
 }
@@ -68,7 +78,7 @@ TEST(LocalCacheTest, ConcurrentUseStaysConsistent) {
         if (auto v = cache.Lookup(key)) {
           ASSERT_EQ(*v, std::to_string(key));
         } else {
-          cache.Insert(key, std::to_string(key));
+          cache.Insert(key, std::to_string(key), false);
         }
       }
       (void)t;

@@ -166,19 +166,21 @@ class RedisCache : public ResponseCache {
     return out;
   }
 
-  void Insert(uint64_t hash, std::string value) override {
+  bool Insert(uint64_t hash, std::string value, bool replace) override {
     const uint64_t start = NowNs();
     std::vector<std::string> args{"SET", std::to_string(hash), std::move(value)};
     if (settings_.ttl_seconds > 0) {
       args.push_back("EX");
       args.push_back(std::to_string(settings_.ttl_seconds));
     }
+    if (!replace) args.push_back("NX");  // another process may have inserted it meanwhile
     Reply r = Run(args);
     if (r != nullptr && r->type == REDIS_REPLY_ERROR) {
       LOG_WARNING("Failed to insert key [{}] into response cache: {}", hash,
                   std::string(r->str, r->len));
     }
     insertion_ns_.fetch_add(NowNs() - start, std::memory_order_relaxed);
+    return !(r != nullptr && r->type == REDIS_REPLY_NIL);  // NX refused: already there
   }
 
   CacheStats Stats() const override {

@@ -31,8 +31,11 @@ class ResponseCache {
   // The value stored under `hash` (the caller checks that its full key is the one it asked for),
   // or nullopt on a miss. A cache that cannot answer (a lost Redis) answers nullopt.
   virtual std::optional<std::string> Lookup(uint64_t hash) = 0;
-  // Stores `value` under `hash`; a value that cannot be stored is dropped (logged where useful).
-  virtual void Insert(uint64_t hash, std::string value) = 0;
+  // Stores `value` under `hash`. An entry already there is kept unless `replace` (the caller found
+  // it unusable: garbage, or another request's); then false is returned, as Triton's
+  // ALREADY_EXISTS (two identical misses in flight). A value that cannot be stored is dropped
+  // (logged where useful) and true returned.
+  virtual bool Insert(uint64_t hash, std::string value, bool replace) = 0;
   virtual CacheStats Stats() const = 0;
   virtual std::string_view name() const = 0;
 };

@@ -45,7 +45,9 @@ void CachingScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
   const uint64_t queue_start = NowNs();
   auto key = std::make_shared<CacheKey>(MakeCacheKey(info_->name, info_->version, *job.request));
   std::optional<std::string> value = cache_->Lookup(key->hash);
+  bool replace = false;  // the entry under this hash is unusable: the insert replaces it
   if (value) {
+    replace = true;
     StatusOr<CacheValue> decoded = DecodeCacheValue(*value);
     if (!decoded.ok()) {
       LOG_WARNING("response cache '{}': ignoring the value of key [{}]: {}", cache_->name(),
@@ -66,14 +68,17 @@ void CachingScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
   }
   const uint64_t lookup_ns = NowNs() - queue_start;
   InferCallback done = std::move(job.done);
-  job.done = [this, key, lookup_ns,
+  job.done = [this, key, lookup_ns, replace,
               done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
     if (result.ok()) {
       const uint64_t insert_start = NowNs();
+      bool inserted = true;
       if (auto data = OutputBytes(**result)) {
-        cache_->Insert(key->hash, EncodeCacheValue(key->full, (*result)->outputs, *data));
+        inserted = cache_->Insert(key->hash, EncodeCacheValue(key->full, (*result)->outputs, *data),
+                                  replace);
       }
-      stats_->RecordCacheMiss(lookup_ns + (NowNs() - insert_start));
+      // An identical request inserted first: neither a hit nor a miss (Triton #5384).
+      if (inserted) stats_->RecordCacheMiss(lookup_ns + (NowNs() - insert_start));
     }
     done(std::move(result));
   };

@@ -37,7 +37,11 @@ class DoubleInstance : public backend::ModelInstance {
 class OneSlotCache : public ResponseCache {
  public:
   std::optional<std::string> Lookup(uint64_t) override { return slot_; }
-  void Insert(uint64_t, std::string value) override { slot_ = std::move(value); }
+  bool Insert(uint64_t, std::string value, bool replace) override {
+    if (slot_ && !replace) return false;
+    slot_ = std::move(value);
+    return true;
+  }
   CacheStats Stats() const override { return {}; }
   std::string_view name() const override { return "one-slot"; }
 
@@ -112,7 +116,7 @@ TEST(CachingSchedulerTest, HashCollisionNeverReturnsAnotherRequestsAnswer) {
 
 TEST(CachingSchedulerTest, GarbageValueIsAMiss) {
   auto cache = std::make_shared<OneSlotCache>();
-  cache->Insert(0, "garbage");
+  cache->Insert(0, "garbage", false);
   Fixture f(cache);
   EXPECT_EQ(f.Send(3), 6);
   EXPECT_EQ(f.runs.load(), 1);
