@@ -409,3 +409,33 @@ def test_concurrent_identical_misses_all_answered(tmp_path, redis):
         # An insert that finds an identical request's entry is neither a hit nor a miss (#5384).
         assert 1 <= st["miss"] and st["hit"] + st["miss"] <= 80
         assert st["hit"] >= 60
+
+
+@pytest.mark.parametrize("proto", ["http", "grpc"])
+def test_hit_writes_into_the_current_requests_shared_memory_output(tmp_path, proto):
+    import tritonclient.utils.shared_memory as shm
+    identity(tmp_path, "cached", extra=CACHE)
+    with GrpcServer([str(tmp_path)], name="nereid-cache-shm",
+                    flags=["--cache-config=local,size=1048576", "--allow-client-shm=true"]) as s:
+        client = dict(clients(s))[proto]
+        mod = httpclient if proto == "http" else grpcclient
+        data = np.full((1, 16), 2024, dtype=np.int32)
+        handles = []
+        try:
+            for i in range(2):  # the first request misses, the second hits: each its own region
+                key = f"/nereid_cache_shm_{os.getpid()}_{proto}_{i}"
+                h = shm.create_shared_memory_region(f"out{i}", key, 64)
+                handles.append(h)
+                client.register_system_shared_memory(f"out{i}", key, 64)
+                inp = mod.InferInput("INPUT0", [1, 16], "INT32")
+                inp.set_data_from_numpy(data)
+                out = mod.InferRequestedOutput("OUTPUT0")
+                out.set_shared_memory(f"out{i}", 64)
+                client.infer("cached", [inp], outputs=[out])
+                got = shm.get_contents_as_numpy(h, np.int32, [1, 16])
+                np.testing.assert_array_equal(got, data)
+            assert stats(client, "cached")["hit"] == 1
+        finally:
+            client.unregister_system_shared_memory()
+            for h in handles:
+                shm.destroy_shared_memory_region(h)
