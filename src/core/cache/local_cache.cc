@@ -26,12 +26,10 @@ std::optional<std::string> LocalCache::Lookup(uint64_t hash) {
       found = it->second->value;
     }
   }
-  lookups_.fetch_add(1, std::memory_order_relaxed);
-  (found ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
   // The copy is made outside the shard's lock: a large hit does not hold up its neighbours.
   std::optional<std::string> out;
   if (found) out = *found;
-  lookup_ns_.fetch_add(NowNs() - start, std::memory_order_relaxed);
+  counters_.RecordLookup(found != nullptr, NowNs() - start);
   return out;
 }
 
@@ -84,19 +82,14 @@ bool LocalCache::Insert(uint64_t hash, std::string value, bool replace) {
   entries_.fetch_add(static_cast<uint64_t>(entry_delta), std::memory_order_relaxed);
   used_.fetch_add(static_cast<uint64_t>(used_delta), std::memory_order_relaxed);
   evictions_.fetch_add(evicted, std::memory_order_relaxed);
-  insertion_ns_.fetch_add(NowNs() - start, std::memory_order_relaxed);
+  counters_.RecordInsertion(NowNs() - start);
   return true;
 }
 
 CacheStats LocalCache::Stats() const {
-  CacheStats s;
+  CacheStats s = counters_.Load();
   s.num_entries = entries_.load(std::memory_order_relaxed);
-  s.num_lookups = lookups_.load(std::memory_order_relaxed);
-  s.num_hits = hits_.load(std::memory_order_relaxed);
-  s.num_misses = misses_.load(std::memory_order_relaxed);
   s.num_evictions = evictions_.load(std::memory_order_relaxed);
-  s.lookup_ns = lookup_ns_.load(std::memory_order_relaxed);
-  s.insertion_ns = insertion_ns_.load(std::memory_order_relaxed);
   s.util = capacity_ == 0 ? 0.0
                           : static_cast<double>(used_.load(std::memory_order_relaxed)) /
                                 static_cast<double>(capacity_);

@@ -52,8 +52,8 @@ class LocalCache : public ResponseCache {
   uint64_t capacity_;
   uint64_t shard_capacity_;
   std::vector<Shard> shards_;
-  std::atomic<uint64_t> entries_{0}, used_{0}, lookups_{0}, hits_{0}, misses_{0}, evictions_{0},
-      lookup_ns_{0}, insertion_ns_{0};
+  std::atomic<uint64_t> entries_{0}, used_{0}, evictions_{0};
+  CacheCounters counters_;
 };
 
 }  // namespace nereid

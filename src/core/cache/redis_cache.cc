@@ -160,9 +160,7 @@ class RedisCache : public ResponseCache {
     } else if (r != nullptr && r->type == REDIS_REPLY_ERROR) {
       LOG_WARNING("Failed to retrieve key: {}: {}", hash, std::string(r->str, r->len));
     }
-    lookups_.fetch_add(1, std::memory_order_relaxed);
-    (out ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
-    lookup_ns_.fetch_add(NowNs() - start, std::memory_order_relaxed);
+    counters_.RecordLookup(out.has_value(), NowNs() - start);
     return out;
   }
 
@@ -179,19 +177,11 @@ class RedisCache : public ResponseCache {
       LOG_WARNING("Failed to insert key [{}] into response cache: {}", hash,
                   std::string(r->str, r->len));
     }
-    insertion_ns_.fetch_add(NowNs() - start, std::memory_order_relaxed);
+    counters_.RecordInsertion(NowNs() - start);
     return !(r != nullptr && r->type == REDIS_REPLY_NIL);  // NX refused: already there
   }
 
-  CacheStats Stats() const override {
-    CacheStats s;
-    s.num_lookups = lookups_.load(std::memory_order_relaxed);
-    s.num_hits = hits_.load(std::memory_order_relaxed);
-    s.num_misses = misses_.load(std::memory_order_relaxed);
-    s.lookup_ns = lookup_ns_.load(std::memory_order_relaxed);
-    s.insertion_ns = insertion_ns_.load(std::memory_order_relaxed);
-    return s;
-  }
+  CacheStats Stats() const override { return counters_.Load(); }
   std::string_view name() const override { return "redis"; }
 
  private:
@@ -233,7 +223,7 @@ class RedisCache : public ResponseCache {
   std::vector<Pooled> pool_;
   std::atomic<uint64_t> next_{0};
   std::atomic<bool> down_{false};
-  std::atomic<uint64_t> lookups_{0}, hits_{0}, misses_{0}, lookup_ns_{0}, insertion_ns_{0};
+  CacheCounters counters_;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 // Thread-safety: every method may be called from any thread, concurrently.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,6 +24,28 @@ struct CacheStats {
   uint64_t lookup_ns = 0;     // cumulative
   uint64_t insertion_ns = 0;  // cumulative
   double util = 0;            // 0..1, bytes used / capacity (0 where unknown)
+};
+
+// The lookup and insertion counters both caches keep, updated from any thread.
+struct CacheCounters {
+  std::atomic<uint64_t> lookups{0}, hits{0}, misses{0}, lookup_ns{0}, insertion_ns{0};
+
+  void RecordLookup(bool hit, uint64_t ns) {
+    lookups.fetch_add(1, std::memory_order_relaxed);
+    (hit ? hits : misses).fetch_add(1, std::memory_order_relaxed);
+    lookup_ns.fetch_add(ns, std::memory_order_relaxed);
+  }
+  void RecordInsertion(uint64_t ns) { insertion_ns.fetch_add(ns, std::memory_order_relaxed); }
+  // CacheStats with these counters filled in (entries, evictions and util left 0).
+  CacheStats Load() const {
+    CacheStats s;
+    s.num_lookups = lookups.load(std::memory_order_relaxed);
+    s.num_hits = hits.load(std::memory_order_relaxed);
+    s.num_misses = misses.load(std::memory_order_relaxed);
+    s.lookup_ns = lookup_ns.load(std::memory_order_relaxed);
+    s.insertion_ns = insertion_ns.load(std::memory_order_relaxed);
+    return s;
+  }
 };
 
 class ResponseCache {
