@@ -224,6 +224,19 @@ def log_settings_bodies():
             b'[]', b'{', b""]
 
 
+def cache_values():
+    """Values in core/cache/cache_value.h's format: one FP32 output, one BYTES output, none."""
+    def value(key, outputs):
+        b = struct.pack("<BQ", 1, len(key)) + key + struct.pack("<I", len(outputs))
+        for name, dtype, shape, data in outputs:
+            b += struct.pack("<I", len(name)) + name + struct.pack("<BI", dtype, len(shape))
+            b += b"".join(struct.pack("<q", d) for d in shape) + struct.pack("<Q", len(data)) + data
+        return b
+    fp32 = value(b"key", [(b"OUTPUT0", 11, [1, 2], struct.pack("<2f", 1, 2))])
+    return [fp32, value(b"", []), value(b"k" * 40, [(b"S", 13, [1], b"\x02\x00\x00\x00hi")]),
+            fp32[:-1], b"\x02" + fp32[1:], b""]
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -240,6 +253,7 @@ def main():
         "fuzz_settings": settings(),
         "fuzz_shm": shm_bodies(),
         "fuzz_log_settings": log_settings_bodies(),
+        "fuzz_cache_value": cache_values(),
         "fuzz_http_framing": [r for r in http_requests() if b"Transfer-Encoding" in r]
         + [b"Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
            b"\r\n\r\nGET / HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\ncontent-length: 1\r\n\r\n"],

@@ -86,6 +86,22 @@ std::vector<std::string> Unique(const std::vector<std::string>& values) {
   return out;
 }
 
+// The flags of kCompatFlags this build acts on (their values checked by CheckCompatFlags).
+bool IsActedOn(std::string_view flag) {
+  return flag == "--allow-client-shm" || flag == "--cache-config" ||
+         flag == "--response-cache-byte-size" || flag == "--cache-directory";
+}
+
+const char* CompatHelp(std::string_view flag) {
+  if (flag == "--cache-config") {
+    return "<cache name>,<setting>=<value>: the response cache ('local' or 'redis'; repeatable, "
+           "merged per name)";
+  }
+  if (flag == "--response-cache-byte-size") return "Deprecated: use --cache-config=local,size=N";
+  if (flag == "--cache-directory") return "Accepted for Triton compatibility (caches are built in)";
+  return "Whether clients may register shared memory regions (default false)";
+}
+
 struct RawFlags {
   std::vector<std::string> backend_config;
   std::vector<std::string> load_model;
@@ -108,6 +124,28 @@ struct RawFlags {
   std::vector<std::string> metrics_config;
   std::string metrics_address;
 };
+
+// --cache-config and --response-cache-byte-size, already checked by CheckCompatFlags (one cache
+// name, not both flags).
+Status FinishCache(RawFlags& raw, AppOptions& o) {
+  for (const auto& v : raw.compat["--cache-config"]) {
+    auto setting = ParseCacheConfigOption(v);
+    if (!setting.ok()) return BadOption("cache-config", setting.status());
+    o.cache_name = setting->first;
+    o.cache_settings[setting->second.first] = setting->second.second;
+  }
+  for (const auto& v : raw.compat["--response-cache-byte-size"]) {
+    NEREID_ASSIGN_OR_RETURN(int64_t size, ParseTritonInteger(v, INT64_MIN, INT64_MAX));
+    o.cache_name = "local";
+    o.cache_settings["size"] = std::to_string(size);
+    o.cache_warnings.push_back(
+        "'--response-cache-byte-size' has been deprecated! It means the 'local' cache with the "
+        "given byte size; the equivalent is '--cache-config=local,size=" +
+        std::to_string(size) + "'");
+  }
+  for (const auto& v : raw.compat["--cache-directory"]) o.cache_directory = v;
+  return Status::Ok();
+}
 
 void AddBool(CLI::App& app, RawFlags& raw, const char* name, bool* target, const char* help) {
   auto& flag = raw.bools.emplace_back(
@@ -322,10 +360,9 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
       ->allow_extra_args(false)
       ->multi_option_policy(kAll);
   for (const char* flag : kCompatFlags) {
-    const bool acted_on = std::string_view(flag) == "--allow-client-shm";
+    const bool acted_on = IsActedOn(flag);
     app.add_option(flag, raw.compat[flag],
-                   acted_on ? "Whether clients may register shared memory regions (default false)"
-                            : "Accepted for Triton compatibility; no effect yet")
+                   acted_on ? CompatHelp(flag) : "Accepted for Triton compatibility; no effect yet")
         ->allow_extra_args(false)
         ->multi_option_policy(kAll);
   }
@@ -418,8 +455,9 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
     StatusOr<bool> allow = ParseTritonBool(value);
     s.allow_client_shm = allow.ok() && *allow;
   }
+  NEREID_RETURN_IF_ERROR(FinishCache(raw, o));
   for (const char* flag : kCompatFlags) {
-    if (std::string_view(flag) == "--allow-client-shm") continue;
+    if (IsActedOn(flag)) continue;
     for (const auto& value : raw.compat[flag]) {
       o.ignored_flags.push_back(std::string(flag) + "=" + value);
     }

@@ -46,6 +46,12 @@ struct AppOptions {
   GrpcOptions grpc;
   MetricsCliOptions metrics;
   logging::Options log;
+  // The response cache: --cache-config <name>,<k>=<v> merged per name, or the deprecated
+  // --response-cache-byte-size N as local,size=N. Empty name: no cache.
+  std::string cache_name;
+  std::map<std::string, std::string> cache_settings;
+  std::string cache_directory = "/opt/tritonserver/caches";  // --cache-directory (unused)
+  std::vector<std::string> cache_warnings;  // logged at start-up (the deprecated flag)
   // Flags accepted for compatibility whose feature this build does not have yet; each is named
   // in a start-up warning so nobody believes it took effect.
   std::vector<std::string> ignored_flags;

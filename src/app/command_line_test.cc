@@ -325,7 +325,9 @@ TEST(CommandLineTest, RepeatableFlagsKeepEveryOccurrence) {
   EXPECT_EQ(o->grpc.server.restricted.Get(RestrictedCategory::kStatistics)->value, "t");
   EXPECT_TRUE(o->metrics.server.config.summary_latencies);
   EXPECT_TRUE(o->metrics.server.config.histogram_latencies);
-  EXPECT_EQ(o->ignored_flags.size(), 6u);  // cache, trace, host-policy: two each
+  EXPECT_EQ(o->ignored_flags.size(), 4u);  // trace, host-policy: two each
+  EXPECT_EQ(o->cache_name, "local");       // --cache-config: merged per name
+  EXPECT_EQ(o->cache_settings, (std::map<std::string, std::string>{{"size", "10"}, {"x", "y"}}));
 }
 
 TEST(CommandLineTest, SingleValuedFlagsKeepTheLastOccurrence) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "app/cache_setup.h"
 #include "app/command_line.h"
 #include "app/file_limit.h"
 #include "app/metrics_endpoint.h"
@@ -77,6 +78,16 @@ int Run(int argc, char** argv) {
     }
     metrics = std::move(created).value();
     options.server.latency_observers = metrics->LatencyObservers();
+  }
+  for (const auto& w : options.cache_warnings) LOG_WARNING("{}", w);
+  if (!options.cache_name.empty()) {
+    auto cache = nereid::MakeResponseCache(options.cache_name, options.cache_settings);
+    if (!cache.ok()) {
+      LOG_ERROR("{}", cache.status().message());
+      return 1;
+    }
+    options.server.response_cache = std::move(cache).value();
+    LOG_INFO("Response cache '{}' enabled", options.cache_name);
   }
   auto server = nereid::InferenceServer::Create(options.server);
   if (!server.ok()) {

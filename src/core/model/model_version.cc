@@ -5,6 +5,7 @@
 #include "common/logging.h"
 #include "core/model/request_validator.h"
 #include "core/model/warmup.h"
+#include "core/scheduler/caching_scheduler.h"
 #include "core/scheduler/default_scheduler.h"
 #include "core/scheduler/dynamic_batch_scheduler.h"
 #include "core/scheduler/scheduler_test_hooks.h"
@@ -27,6 +28,20 @@ void InstallLatencyObserver(const ModelVersion::Options& options, ModelStats* st
                                             std::vector<double>(buckets.begin(), buckets.end()));
   }
   stats->SetLatencyObserver((*options.latency_observers)(observed));
+}
+
+// Puts the response cache in front of `scheduler` when the configuration asks for it and the
+// server has a cache (REFERENCE-2 §8.1: without a server cache the setting has no effect).
+std::unique_ptr<Scheduler> WithCache(const ModelVersion::Options& options, const ModelInfo* info,
+                                     ModelStats* stats, std::unique_ptr<Scheduler> scheduler) {
+  const inference::ModelConfig& config = *options.config;
+  if (options.response_cache == nullptr || !config.response_cache().enable() ||
+      config.has_sequence_batching() || config.model_transaction_policy().decoupled()) {
+    return scheduler;
+  }
+  stats->SetCacheEnabled();
+  return std::make_unique<CachingScheduler>(info, stats, options.response_cache,
+                                            std::move(scheduler));
 }
 
 }  // namespace
@@ -59,6 +74,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
     mv->stats_ = std::make_unique<ModelStats>(mv->info_.max_batch_size);
     InstallLatencyObserver(options, mv->stats_.get());
     NEREID_ASSIGN_OR_RETURN(mv->scheduler_, options.make_scheduler(mv->info_, mv->stats_.get()));
+    mv->scheduler_ = WithCache(options, &mv->info_, mv->stats_.get(), std::move(mv->scheduler_));
     mv->stats_->SetLoadDuration(NowNs() - load_start);
     return mv;
   }
@@ -129,6 +145,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
     mv->scheduler_ =
         std::make_unique<DefaultScheduler>(&mv->info_, mv->stats_.get(), std::move(instances));
   }
+  mv->scheduler_ = WithCache(options, &mv->info_, mv->stats_.get(), std::move(mv->scheduler_));
   return mv;
 }
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "core/cache/response_cache.h"
 #include "core/model/backend_registry.h"
 #include "core/model/classification.h"
 #include "core/model/model_info.h"
@@ -40,6 +41,9 @@ class ModelVersion {
     // its scheduler from the version's info and stats (which outlive the scheduler).
     std::function<StatusOr<std::unique_ptr<Scheduler>>(const ModelInfo&, ModelStats*)>
         make_scheduler = nullptr;
+    // The server's response cache (--cache-config), used when the configuration enables
+    // response_cache; nullptr: none.
+    std::shared_ptr<ResponseCache> response_cache;
   };
 
   // Loads the backend model and the outputs' label files, creates every instance of every

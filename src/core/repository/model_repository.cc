@@ -287,6 +287,7 @@ Status ModelRepository::LoadWithPlan(const std::string& name, const LoadPlan& pl
     ModelVersion::Options mo{v, plan.dir, resolved->backend, resolved->config,
                              resolved->config_json};
     mo.latency_observers = &options_.latency_observers;
+    mo.response_cache = options_.response_cache;
     mo.max_sequence_backlog_size = options_.max_sequence_backlog_size;
     mo.load_started_ns = started;
     mo.make_scheduler = make_scheduler;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/thread_annotations.h"
+#include "core/cache/response_cache.h"
 #include "core/model/backend_registry.h"
 #include "core/model/model_version.h"
 #include "core/repository/config_resolver.h"
@@ -62,8 +63,9 @@ class ModelRepository {
     const BackendRegistry* registry = nullptr;  // outlives the repository
     ResolveOptions resolve;
     int load_thread_count = 4;
-    size_t max_sequence_backlog_size = 0;      // given to every loaded version; 0: unbounded
-    LatencyObserverFactory latency_observers;  // optional, given to every loaded version
+    size_t max_sequence_backlog_size = 0;           // given to every loaded version; 0: unbounded
+    LatencyObserverFactory latency_observers;       // optional, given to every loaded version
+    std::shared_ptr<ResponseCache> response_cache;  // optional, given to every loaded version
   };
 
   static StatusOr<std::unique_ptr<ModelRepository>> Create(const Options& options);

@@ -85,6 +85,7 @@ StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(const ServerO
   ro.load_thread_count = options.model_load_thread_count;
   ro.max_sequence_backlog_size = options.max_sequence_backlog_size;
   ro.latency_observers = options.latency_observers;
+  ro.response_cache = options.response_cache;
   NEREID_ASSIGN_OR_RETURN(std::unique_ptr<ModelRepository> repo, ModelRepository::Create(ro));
 
   std::unique_ptr<InferenceServer> server(new InferenceServer(options, std::move(repo)));

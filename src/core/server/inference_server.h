@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cache/response_cache.h"
 #include "core/repository/load_override.h"
 #include "core/request/inference_request.h"
 #include "core/server/admission.h"
@@ -58,6 +59,8 @@ struct ServerOptions {
   bool allow_client_shm = false;
   // Per-request latency observers (metrics summaries); empty when none is wanted.
   LatencyObserverFactory latency_observers;
+  // The response cache (--cache-config); nullptr: none.
+  std::shared_ptr<ResponseCache> response_cache;
 };
 
 // One row of the repository index (POST /v2/repository/index, RepositoryIndex).
@@ -177,6 +180,8 @@ class InferenceServer {
   // POLL mode: scan the repositories now (SIGHUP). Other modes: no-op, returns false.
   bool PollRepositoryNow();
   ModelControlMode control_mode() const { return options_.model_control_mode; }
+  // The response cache (--cache-config), nullptr when there is none.
+  const ResponseCache* response_cache() const { return options_.response_cache.get(); }
 
   // Graceful stop: refuse new inferences (UNAVAILABLE), wait until `deadline` for those in
   // flight, then unload every model. The caller computes the deadline once (now +

@@ -69,6 +69,18 @@ void ModelStats::RecordSuccess(int64_t batch_size, uint64_t request_start, uint6
   if (observer_) observer_->Observe(l);
 }
 
+void ModelStats::RecordCacheHit(uint64_t request_start, uint64_t queue_start, uint64_t lookup_start,
+                                uint64_t lookup_end) {
+  success_.Add(Span(request_start, lookup_end));
+  queue_ns_.fetch_add(Span(queue_start, lookup_start), std::memory_order_relaxed);
+  cache_hit_.Add(Span(lookup_start, lookup_end));
+}
+
+void ModelStats::RecordCacheMiss(uint64_t ns) {
+  cache_miss_.Add(ns);
+  success_.ns.fetch_add(ns, std::memory_order_relaxed);
+}
+
 void ModelStats::RecordFailure(FailureReason reason, uint64_t request_start, uint64_t request_end) {
   fail_.Add(Span(request_start, request_end));
   if (observer_) observer_->ObserveFailure(Span(request_start, request_end));
@@ -120,13 +132,16 @@ ModelStatsSnapshot ModelStats::Snapshot() const {
   s.fail = fail_.Load();
   // Counts equal the success count by construction (a snapshot racing a RecordSuccess may see
   // a duration before or after its count; each value is exact on its own).
-  const uint64_t n = s.success.count;
-  s.queue = {n, queue_ns_.load(std::memory_order_relaxed)};
-  s.compute_input = {n, compute_input_ns_.load(std::memory_order_relaxed)};
-  s.compute_infer = {n, compute_infer_ns_.load(std::memory_order_relaxed)};
-  s.compute_output = {n, compute_output_ns_.load(std::memory_order_relaxed)};
+  // Cache hits count in queue but in no compute phase (Triton's tritonserver.cc).
   s.cache_hit = cache_hit_.Load();
   s.cache_miss = cache_miss_.Load();
+  s.cache_enabled = cache_enabled_;
+  const uint64_t n = s.success.count;
+  const uint64_t computed = n - std::min(n, s.cache_hit.count);
+  s.queue = {n, queue_ns_.load(std::memory_order_relaxed)};
+  s.compute_input = {computed, compute_input_ns_.load(std::memory_order_relaxed)};
+  s.compute_infer = {computed, compute_infer_ns_.load(std::memory_order_relaxed)};
+  s.compute_output = {computed, compute_output_ns_.load(std::memory_order_relaxed)};
   for (size_t i = 0; i < fail_by_reason_.size(); ++i) {
     s.fail_by_reason[i] = fail_by_reason_[i].load(std::memory_order_relaxed);
   }

@@ -81,6 +81,7 @@ struct ModelStatsSnapshot {
   DurationStat compute_output;
   DurationStat cache_hit;
   DurationStat cache_miss;
+  bool cache_enabled = false;  // the version uses the response cache
   std::array<uint64_t, kFailureReasonCount> fail_by_reason{};  // indexed by FailureReason
   int64_t pending_requests = 0;
   std::vector<BatchStat> batch_stats;                  // executed sizes only, ascending
@@ -141,6 +142,15 @@ class ModelStats {
   // `request_end`.
   void RecordSuccess(int64_t batch_size, uint64_t request_start, uint64_t queue_start,
                      const ExecutionTimes& exec, uint64_t request_end);
+  // A request answered from the response cache: counts in success (arrival to `lookup_end`),
+  // queue (`queue_start` to `lookup_start`) and cache_hit (the lookup), nowhere else (seed 004).
+  void RecordCacheHit(uint64_t request_start, uint64_t queue_start, uint64_t lookup_start,
+                      uint64_t lookup_end);
+  // A cache miss that then succeeded: its lookup + insert time, also added to success.
+  void RecordCacheMiss(uint64_t ns);
+  // The version uses the response cache: its per-model cache metrics are shown.
+  void SetCacheEnabled() { cache_enabled_ = true; }
+
   // One failed request; its duration counts in `fail` only.
   void RecordFailure(FailureReason reason, uint64_t request_start, uint64_t request_end);
   // One successful model execution over `batch_size` batch elements (0 for non-batching models,
@@ -194,6 +204,7 @@ class ModelStats {
   std::atomic<uint64_t> queue_ns_{0}, compute_input_ns_{0}, compute_infer_ns_{0},
       compute_output_ns_{0};
   AtomicDuration cache_hit_, cache_miss_;
+  bool cache_enabled_ = false;  // set before the version serves
   std::array<std::atomic<uint64_t>, kFailureReasonCount> fail_by_reason_{};
   std::unique_ptr<AtomicBatch[]> batches_;  // index = batch size - 1
   size_t batch_slots_ = 0;

@@ -41,6 +41,9 @@ std::string MetricsService::Scrape() const {
     if (models.ok()) input.models = std::move(*models);
   }
   if (impl_->options.allow_cpu) input.cpu = impl_->cpu.Read();
+  if (impl_->server != nullptr && impl_->server->response_cache() != nullptr) {
+    input.cache = impl_->server->response_cache()->Stats();
+  }
   if (impl_->latencies) {
     const LatencyMetrics* l = impl_->latencies.get();
     input.latencies = [l](const std::string& model, int64_t version) {

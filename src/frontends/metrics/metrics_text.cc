@@ -100,6 +100,58 @@ void AddObserved(const MetricsInput& in, std::vector<MetricFamily>* out) {
   }
 }
 
+// Triton's per-model cache counters, only for versions that use the cache (REFERENCE-2 §8.3).
+void AddPerModelCache(const MetricsInput& in, std::vector<MetricFamily>* out) {
+  struct Def {
+    const char* name;
+    const char* help;
+    double (*value)(const ModelStatsSnapshot&);
+  };
+  static constexpr Def kDefs[] = {
+      {"nv_cache_num_hits_per_model", "Number of cache hits per model",
+       [](const ModelStatsSnapshot& s) { return static_cast<double>(s.cache_hit.count); }},
+      {"nv_cache_hit_duration_per_model", "Total cache hit duration per model, in microseconds",
+       [](const ModelStatsSnapshot& s) { return Us(s.cache_hit.ns); }},
+      {"nv_cache_num_misses_per_model", "Number of cache misses per model",
+       [](const ModelStatsSnapshot& s) { return static_cast<double>(s.cache_miss.count); }},
+      {"nv_cache_miss_duration_per_model",
+       "Total cache miss (insert+lookup) duration per model, in microseconds",
+       [](const ModelStatsSnapshot& s) { return Us(s.cache_miss.ns); }},
+  };
+  for (const Def& d : kDefs) {
+    MetricFamily f = Family(d.name, d.help, MetricType::Counter);
+    for (const auto& m : in.models) {
+      if (m.stats.cache_enabled) f.metric.push_back(Counter(ModelLabels(m), d.value(m.stats)));
+    }
+    if (!f.metric.empty()) out->push_back(std::move(f));
+  }
+}
+
+// The cache-wide gauges of Triton's local cache (REFERENCE-2 §8.3).
+void AddCacheWide(const CacheStats& c, std::vector<MetricFamily>* out) {
+  const Labels none;
+  auto gauge = [&](const char* name, const char* help, double value) {
+    MetricFamily f = Family(name, help, MetricType::Gauge);
+    f.metric.push_back(Gauge(none, value));
+    out->push_back(std::move(f));
+  };
+  gauge("nv_cache_num_entries", "Number of responses stored in response cache",
+        static_cast<double>(c.num_entries));
+  gauge("nv_cache_num_lookups", "Number of cache lookups in response cache",
+        static_cast<double>(c.num_lookups));
+  gauge("nv_cache_num_hits", "Number of cache hits in response cache",
+        static_cast<double>(c.num_hits));
+  gauge("nv_cache_num_misses", "Number of cache misses in response cache",
+        static_cast<double>(c.num_misses));
+  gauge("nv_cache_num_evictions", "Number of cache evictions in response cache",
+        static_cast<double>(c.num_evictions));
+  gauge("nv_cache_lookup_duration", "Total cache lookup duration (hit and miss), in microseconds",
+        Us(c.lookup_ns));
+  gauge("nv_cache_insertion_duration", "Total cache insertion duration, in microseconds",
+        Us(c.insertion_ns));
+  gauge("nv_cache_util", "Cache utilization [0.0 - 1.0]", c.util);
+}
+
 }  // namespace
 
 bool IsValidTagLabel(const std::string& tag) {
@@ -164,6 +216,7 @@ std::vector<MetricFamily> BuildMetricFamilies(const MetricsInput& in, const Metr
                           "microseconds (does not include cached requests)",
                           [](const ModelStatsSnapshot& s) { return Us(s.compute_output.ns); }));
     }
+    AddPerModelCache(in, &out);
     MetricFamily pending = Family("nv_inference_pending_request_count",
                                   "Instantaneous number of pending requests awaiting execution "
                                   "per-model.",
@@ -194,6 +247,7 @@ std::vector<MetricFamily> BuildMetricFamilies(const MetricsInput& in, const Metr
     out.push_back(std::move(total));
     out.push_back(std::move(used));
   }
+  if (in.cache) AddCacheWide(*in.cache, &out);
   AddObserved(in, &out);
   return out;
 }

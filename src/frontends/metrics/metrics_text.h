@@ -24,7 +24,8 @@ namespace nereid {
 
 struct MetricsInput {
   std::vector<ModelVersionStatistics> models;
-  std::optional<CpuReading> cpu;  // absent when --allow-cpu-metrics=false
+  std::optional<CpuReading> cpu;    // absent when --allow-cpu-metrics=false
+  std::optional<CacheStats> cache;  // the response cache's, when the server has one
   // The summaries and histogram of a version (nullptr: none).
   std::function<std::shared_ptr<const VersionLatencyMetrics>(const std::string&, int64_t)>
       latencies;

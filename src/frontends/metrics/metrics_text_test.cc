@@ -68,6 +68,35 @@ TEST(MetricsTextTest, PerModelFamiliesFromSnapshots) {
   EXPECT_EQ(Find(f, "nv_inference_request_summary_us"), nullptr);
 }
 
+TEST(MetricsTextTest, CacheFamiliesOnlyForCachedModelsAndWithACache) {
+  MetricsInput in;
+  in.models = {Model("a", 1), Model("b", 1)};
+  in.models[1].stats.cache_enabled = true;
+  in.models[1].stats.cache_hit = {5, 7000};
+  in.models[1].stats.cache_miss = {2, 3000};
+  auto f = BuildMetricFamilies(in, MetricsConfig());
+  const auto* hits = Find(f, "nv_cache_num_hits_per_model");
+  ASSERT_NE(hits, nullptr);
+  ASSERT_EQ(hits->metric.size(), 1u);  // only "b" uses the cache
+  EXPECT_EQ(Label(hits->metric[0], "model"), "b");
+  EXPECT_EQ(hits->metric[0].counter.value, 5);
+  EXPECT_EQ(Find(f, "nv_cache_hit_duration_per_model")->metric[0].counter.value, 7);
+  EXPECT_EQ(Find(f, "nv_cache_num_misses_per_model")->metric[0].counter.value, 2);
+  EXPECT_EQ(Find(f, "nv_cache_miss_duration_per_model")->metric[0].counter.value, 3);
+  EXPECT_EQ(Find(f, "nv_cache_util"), nullptr);  // no cache given
+  in.cache = CacheStats{3, 10, 6, 4, 1, 2000, 5000, 0.25};
+  f = BuildMetricFamilies(in, MetricsConfig());
+  EXPECT_EQ(Find(f, "nv_cache_num_entries")->metric[0].gauge.value, 3);
+  EXPECT_EQ(Find(f, "nv_cache_num_lookups")->metric[0].gauge.value, 10);
+  EXPECT_EQ(Find(f, "nv_cache_num_hits")->metric[0].gauge.value, 6);
+  EXPECT_EQ(Find(f, "nv_cache_num_misses")->metric[0].gauge.value, 4);
+  EXPECT_EQ(Find(f, "nv_cache_num_evictions")->metric[0].gauge.value, 1);
+  EXPECT_EQ(Find(f, "nv_cache_lookup_duration")->metric[0].gauge.value, 2);
+  EXPECT_EQ(Find(f, "nv_cache_insertion_duration")->metric[0].gauge.value, 5);
+  EXPECT_DOUBLE_EQ(Find(f, "nv_cache_util")->metric[0].gauge.value, 0.25);
+  EXPECT_EQ(Find(f, "nv_cache_util")->type, prometheus::MetricType::Gauge);
+}
+
 TEST(MetricsTextTest, MetricTagsBecomeUnderscoreLabels) {
   MetricsInput in;
   in.models = {Model("a", 2)};
@@ -159,10 +188,10 @@ TEST(MetricsTextTest, FirstResponseHistogramOnlyForDecoupledModels) {
   const auto& d = h->metric[0].histogram;
   EXPECT_EQ(d.sample_count, 2u);
   EXPECT_DOUBLE_EQ(d.sample_sum, 750);
-  ASSERT_EQ(d.bucket.size(), 5u);  // 100, 500, 2000, 5000, +Inf
+  ASSERT_EQ(d.bucket.size(), 5u);               // 100, 500, 2000, 5000, +Inf
   EXPECT_EQ(d.bucket[0].cumulative_count, 1u);  // 50 ms <= 100
   EXPECT_EQ(d.bucket[1].cumulative_count, 1u);
-  EXPECT_EQ(d.bucket[2].cumulative_count, 2u);  // 700 ms <= 2000
+  EXPECT_EQ(d.bucket[2].cumulative_count, 2u);          // 700 ms <= 2000
   ASSERT_EQ(h->metric[1].histogram.bucket.size(), 3u);  // 1, 10, +Inf
   EXPECT_EQ(h->metric[2].histogram.bucket.size(), 5u);  // unsorted override: the defaults
   EXPECT_EQ(Find(f, "nv_inference_request_summary_us"), nullptr);
