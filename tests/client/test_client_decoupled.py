@@ -4,13 +4,15 @@ backend (repeat_int32 as qa/L0_decoupled configures it) over gRPC ModelStreamInf
 requests on one stream, per-response errors with the stream kept open, and the refusal of
 decoupled models by unary ModelInfer and HTTP /infer."""
 
+import asyncio
 import queue
 import time
 
 import numpy as np
 import pytest
 
-from client_support import GrpcServer, InferenceServerException, grpcclient, httpclient
+from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
+                            httpclient)
 from tritonclient.grpc._utils import _get_inference_request  # Triton's client's own builder
 
 REPEAT_CONFIG = """name: "repeat_int32"
@@ -166,6 +168,19 @@ def test_requests_on_one_stream_keep_their_order(server):
         s.close()
 
 
+def test_responses_of_requests_interleave(server):
+    s = Stream(server)
+    try:
+        s.send([1, 2, 3], request_id="slow", delays=[300, 300, 300])
+        s.send([7, 8, 9], request_id="fast")
+        got = [r.get_response().id for r, _ in s.take(6)]
+        # The fast request's responses are not held back behind the slow request.
+        assert got[:3] == ["fast"] * 3, got
+        assert got[3:] == ["slow"] * 3, got
+    finally:
+        s.close()
+
+
 def test_error_response_keeps_the_stream_open(server):
     s = Stream(server)
     try:
@@ -294,3 +309,30 @@ def test_response_stats_by_index(server):
     h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
     over_http = h.get_inference_statistics("repeat_int32")["model_stats"][0]["response_stats"]
     assert int(over_http["2"]["success"]["count"]) == int(rs["2"]["success"]["count"])
+
+
+def test_aio_stream_many_responses(server):
+    async def run():
+        client = grpcclient_aio.InferenceServerClient(server.target())
+
+        async def requests():
+            for k in range(2):
+                # This aio client has no enable_empty_final_response: the flags-only FINALs are
+                # not written, and the stream ends once both requests are done.
+                yield {"model_name": "repeat_int32", "inputs": repeat_inputs([k, k + 1, k + 2]),
+                       "request_id": f"aio{k}"}
+
+        got = {}
+        try:
+            async for result, error in client.stream_infer(requests()):
+                assert error is None
+                response = result.get_response()
+                got.setdefault(response.id, []).append(result)
+        finally:
+            await client.close()
+        for k in range(2):
+            rs = got[f"aio{k}"]
+            assert [r.as_numpy("OUT").tolist()[0] for r in rs[:3]] == [k, k + 1, k + 2]
+            assert [final_flag(r) for r in rs] == [False, False, False]
+
+    asyncio.run(run())

@@ -172,7 +172,8 @@ class StreamCall {
   }
 
   // Any thread (never concurrently for one request): a response of `slot`'s request before its
-  // FINAL one. It is written before the request's slot, so a request's responses keep their order.
+  // FINAL one. It is queued before the request's slot, so a request's responses keep their order,
+  // and ahead of earlier requests still running, so the responses of requests interleave.
   void Partial(Slot* slot, StatusOr<std::unique_ptr<InferenceResponse>> result,
                const std::string& model, const std::string& id) {
     auto partial = std::make_unique<Slot>();
@@ -192,8 +193,10 @@ class StreamCall {
     partial->ready = true;
     MutexLock lock(mu_);
     if (failed_) return;  // nobody reads any more
+    // Before the request's own slot and before the first slot still waiting for its request, so
+    // it is written as soon as the responses already queued are, whatever earlier requests do.
     auto at = queue_.begin();
-    while (at != queue_.end() && at->get() != slot) ++at;
+    while (at != queue_.end() && at->get() != slot && (*at)->ready) ++at;
     queue_.insert(at, std::move(partial));
     PumpLocked();
   }
