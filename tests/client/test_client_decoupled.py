@@ -278,10 +278,10 @@ def test_cancelled_stream_stops_the_backend(server):
     s.client.stop_stream(cancel_requests=True)
     s.client.close()
     # The backend sees IsCancelled within its 5 ms poll and ends the request with CANCELLED
-    # (one failed response) long before its 50 responses (5 s) would have been sent.
+    # (counted as `cancel` in response_stats) long before its 50 responses (5 s) would have been sent.
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline:
-        if any(int(v.get("fail", {}).get("count", 0)) > 0 for v in response_stats(server).values()):
+        if any(int(v.get("cancel", {}).get("count", 0)) > 0 for v in response_stats(server).values()):
             break
         time.sleep(0.05)
     else:
@@ -306,6 +306,8 @@ def test_response_stats_by_index(server):
     rs = response_stats(server)
     for key in ("0", "1", "2"):
         assert int(rs[key]["success"]["count"]) >= 1
+    # The flags-only FINAL is an empty response (compute_infer and empty_response only).
+    assert int(rs["3"]["empty_response"]["count"]) >= 1
     h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
     over_http = h.get_inference_statistics("repeat_int32")["model_stats"][0]["response_stats"]
     assert int(over_http["2"]["success"]["count"]) == int(rs["2"]["success"]["count"])

@@ -8,6 +8,14 @@
 #include "common/logging.h"
 
 namespace nereid {
+namespace {
+
+// What a response that ends with `error` counts as.
+ResponseOutcome ErrorOutcome(const Status& error) {
+  return error.code() == StatusCode::kCancelled ? ResponseOutcome::kCancel : ResponseOutcome::kFail;
+}
+
+}  // namespace
 
 DecoupledSender::DecoupledSender(const ModelInfo& model, ModelStats* stats,
                                  std::unique_ptr<InferenceRequest> request, InferCallback done)
@@ -30,7 +38,7 @@ bool DecoupledSender::FailIfOpen(const Status& error) {
     MutexLock lock(mu_);
     if (final_sent_) return false;
     final_sent_ = true;
-    RecordLocked(false);
+    RecordLocked(ErrorOutcome(error));
     done = std::move(done_);
     request_.reset();
   }
@@ -43,9 +51,9 @@ Status DecoupledSender::RefuseAfterFinal() const {
   return Internal("response sent after the final response of the request");
 }
 
-void DecoupledSender::RecordLocked(bool success) {
+void DecoupledSender::RecordLocked(ResponseOutcome outcome) {
   const uint64_t now = NowNs();
-  if (stats_ != nullptr) stats_->RecordResponse(index_, success, now - last_ns_, 0);
+  if (stats_ != nullptr) stats_->RecordResponse(index_, outcome, now - last_ns_, 0);
   last_ns_ = now;
   ++index_;
 }
@@ -118,18 +126,17 @@ Status DecoupledSender::Send(std::span<const backend::TensorRef> outputs, uint32
         return Unsupported("model '" + model_.name +
                            "' sent several responses to a request whose protocol takes one");
       }
-      RecordLocked(true);
+      RecordLocked(ResponseOutcome::kSuccess);
       request_->on_response(std::move(response));
       return Status::Ok();
     }
     final_sent_ = true;
     if (response.ok()) {
-      // A flags-only FINAL is no response of its own in the statistics (empty_response).
-      if (!outputs.empty()) RecordLocked(true);
+      RecordLocked(outputs.empty() ? ResponseOutcome::kEmpty : ResponseOutcome::kSuccess);
       (*response)->empty_final = outputs.empty();
       (*response)->request = std::move(request_);
     } else {
-      RecordLocked(false);
+      RecordLocked(ResponseOutcome::kFail);
       request_.reset();
     }
     done = std::move(done_);
@@ -149,7 +156,7 @@ Status DecoupledSender::SendError(const Status& error, uint32_t flags) {
     return Unsupported("model '" + model_.name +
                        "' sent several responses to a request whose protocol takes one");
   }
-  RecordLocked(false);
+  RecordLocked(ErrorOutcome(sent));
   request_->on_response(sent);
   return Status::Ok();
 }

@@ -42,7 +42,7 @@ class DecoupledSender final : public backend::ResponseSender {
   StatusOr<std::unique_ptr<InferenceResponse>> MakeResponse(
       std::span<const backend::TensorRef> outputs) const REQUIRES(mu_);
   Status RefuseAfterFinal() const;
-  void RecordLocked(bool success) REQUIRES(mu_);
+  void RecordLocked(ResponseOutcome outcome) REQUIRES(mu_);
 
   const ModelInfo& model_;
   ModelStats* const stats_;

@@ -82,7 +82,11 @@ TEST(DecoupledSender, ManyResponsesThenFlagsOnlyFinal) {
   ModelStatsSnapshot snap = stats.Snapshot();
   EXPECT_EQ(snap.response_stats["0"].success.count, 1u);
   EXPECT_EQ(snap.response_stats["1"].success.count, 1u);
-  EXPECT_EQ(snap.response_stats.count("2"), 0u);  // the flags-only FINAL is no response
+  // The flags-only FINAL is an empty response: compute_infer and empty_response only.
+  EXPECT_EQ(snap.response_stats["2"].empty_response.count, 1u);
+  EXPECT_EQ(snap.response_stats["2"].compute_infer.count, 1u);
+  EXPECT_EQ(snap.response_stats["2"].compute_output.count, 0u);
+  EXPECT_EQ(snap.response_stats["2"].success.count, 0u);
 }
 
 TEST(DecoupledSender, FinalWithOutputsIsTheLastResponse) {
@@ -103,13 +107,18 @@ TEST(DecoupledSender, ErrorsBeforeAndAsFinal) {
   Collected c;
   DecoupledSender s(model, &stats, Request(&c), Done(&c));
   ASSERT_TRUE(s.SendError(Status(StatusCode::kUnknown, "simulated failure"), 0).ok());
-  ASSERT_TRUE(s.SendError(Status(StatusCode::kCancelled, "cancelled"), backend::kResponseFinal)
-                  .ok());
+  ASSERT_TRUE(
+      s.SendError(Status(StatusCode::kCancelled, "cancelled"), backend::kResponseFinal).ok());
   ASSERT_EQ(c.partial.size(), 1u);
   EXPECT_EQ(c.partial[0].status().message(), "simulated failure");
   ASSERT_EQ(c.final.size(), 1u);
   EXPECT_EQ(c.final[0].status().code(), StatusCode::kCancelled);
-  EXPECT_EQ(stats.Snapshot().response_stats["0"].fail.count, 1u);
+  ModelStatsSnapshot snap = stats.Snapshot();
+  EXPECT_EQ(snap.response_stats["0"].fail.count, 1u);
+  // A CANCELLED response counts as cancel only (REFERENCE-2 §9.2).
+  EXPECT_EQ(snap.response_stats["1"].cancel.count, 1u);
+  EXPECT_EQ(snap.response_stats["1"].compute_infer.count, 0u);
+  EXPECT_EQ(snap.response_stats["1"].fail.count, 0u);
 }
 
 TEST(DecoupledSender, DroppedWithoutFinalFailsTheRequestOnce) {
