@@ -100,7 +100,8 @@ struct ExecuteArgs {
   int64_t batch_size = 0;
   ExecuteTimes* times = nullptr;  // optional; see ExecuteTimes
   // Decoupled models only, else empty: one sender per request of the execution, in batch order.
-  // The backend then answers through them and leaves `outputs` unused.
+  // A backend that neither keeps nor uses its sender may answer through `outputs` as for any
+  // model: those outputs become the request's only (FINAL) response.
   std::span<const std::shared_ptr<ResponseSender>> senders;
 };
 

@@ -46,6 +46,31 @@ bool DecoupledSender::FailIfOpen(const Status& error) {
   return true;
 }
 
+void DecoupledSender::FinishFromAllocator(
+    const std::function<Status(InferenceResponse*)>& move_outputs) {
+  InferCallback done;
+  StatusOr<std::unique_ptr<InferenceResponse>> result = std::make_unique<InferenceResponse>();
+  {
+    MutexLock lock(mu_);
+    if (final_sent_ || index_ > 0) return;
+    final_sent_ = true;
+    InferenceResponse& response = **result;
+    response.model_name = model_.name;
+    response.model_version = model_.version;
+    response.id = request_->id;
+    if (Status s = move_outputs(&response); !s.ok()) {
+      RecordLocked(ResponseOutcome::kFail);
+      result = s;
+      request_.reset();
+    } else {
+      RecordLocked(ResponseOutcome::kSuccess);
+      response.request = std::move(request_);
+    }
+    done = std::move(done_);
+  }
+  done(std::move(result));
+}
+
 Status DecoupledSender::RefuseAfterFinal() const {
   LOG_ERROR("model '{}' sent a response after the final one; the response is dropped", model_.name);
   return Internal("response sent after the final response of the request");

@@ -9,6 +9,7 @@
 // Thread-safety: Send/SendError/IsCancelled may be called from any thread; calls are serialised.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -37,6 +38,12 @@ class DecoupledSender final : public backend::ResponseSender {
   // Ends the request with `error` unless FINAL was already sent (Execute failed). Returns whether
   // it did.
   bool FailIfOpen(const Status& error) EXCLUDES(mu_);
+
+  // For a plugin that answered as a one-response backend does, through the OutputAllocator, and
+  // neither kept nor used its sender: ends the request with the outputs `move_outputs` puts into
+  // the response (FINAL), unless a response was already sent.
+  void FinishFromAllocator(const std::function<Status(InferenceResponse*)>& move_outputs)
+      EXCLUDES(mu_);
 
  private:
   StatusOr<std::unique_ptr<InferenceResponse>> MakeResponse(

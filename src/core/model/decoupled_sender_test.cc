@@ -151,6 +151,23 @@ TEST(DecoupledSender, RefusesBadResponses) {
   EXPECT_TRUE(c.partial.empty());
 }
 
+TEST(DecoupledSender, OneResponsePluginAnswersThroughTheAllocator) {
+  ModelInfo model = RepeatModel();
+  Collected c;
+  DecoupledSender s(model, nullptr, Request(&c), Done(&c));
+  s.FinishFromAllocator([](InferenceResponse* r) {
+    r->outputs.push_back({"OUT", DataType::kInt32, {1}, std::string(4, '\0')});
+    return Status::Ok();
+  });
+  ASSERT_EQ(c.final.size(), 1u);
+  ASSERT_TRUE(c.final[0].ok());
+  EXPECT_EQ((*c.final[0])->outputs.size(), 1u);
+  EXPECT_EQ((*c.final[0])->id, "req-7");
+  // After FINAL nothing else goes out.
+  s.FinishFromAllocator([](InferenceResponse*) { return Status::Ok(); });
+  EXPECT_EQ(c.final.size(), 1u);
+}
+
 TEST(DecoupledSender, SeesCancellation) {
   ModelInfo model = RepeatModel();
   Collected c;

@@ -226,17 +226,26 @@ Status RunDecoupledOnInstance(backend::ModelInstance& instance, const ModelInfo&
   }
   // The sender owns the request from here on; `prepared` views its memory, which lives until the
   // FINAL response (a backend reads its inputs before sending FINAL, backend_api.h).
+  // A plugin that knows no senders (onnxruntime, identity, ...) serves a decoupled model as a
+  // one-response backend: it writes into the allocator, and that becomes the FINAL response.
+  ResponseOutputs outputs(model, *request, std::span(&item, 1));
   auto sender =
       std::make_shared<DecoupledSender>(model, stats, std::move(request), std::move(done));
-  const std::shared_ptr<backend::ResponseSender> senders[] = {sender};
+  std::shared_ptr<backend::ResponseSender> senders[] = {sender};
   backend::ExecuteTimes backend_times;
-  backend::ExecuteArgs args{prepared.refs, nullptr, model.max_batch_size > 0 ? batch_size : 0,
+  backend::ExecuteArgs args{prepared.refs, &outputs, model.max_batch_size > 0 ? batch_size : 0,
                             &backend_times, senders};
   const uint64_t execute_start = NowNs();
   const Status executed = instance.Execute(args);
   SetExecuteTimes(backend_times, execute_start, times);
+  senders[0].reset();
   // An Execute that fails ends its request with that error unless FINAL was already sent.
-  if (!executed.ok()) sender->FailIfOpen(executed);
+  if (!executed.ok()) {
+    sender->FailIfOpen(executed);
+  } else if (sender.use_count() == 1) {  // the plugin kept no reference to its sender
+    sender->FinishFromAllocator(
+        [&outputs](InferenceResponse* response) { return outputs.MoveInto(response); });
+  }
   return executed;
 }
 
