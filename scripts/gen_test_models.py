@@ -51,6 +51,8 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   unknown_platform, bad_datatype_for_model (config FP32, model INT32), gpu_kind,
                   no_versions. All but not_onnx/no_model_file carry the valid add/sub model.
   DIR/single_good simple only.
+  DIR/decoupled   repeat_int32 (backend "repeat", Triton's QA decoupled model: IN INT32 [-1],
+                  DELAY UINT32 [-1], WAIT UINT32 [1] -> OUT INT32 [1], IDX UINT32 [1]).
   DIR/management  models for model management tests (see fixture_management): warmup_ok,
                   warmup_bad_size, warmup_bad_input, warmup_escape, labelled, labels_escape,
                   slow_warmup.
@@ -1158,12 +1160,24 @@ def fixture_torch_broken(repo):
 
 # --------------------------------------------------------------------------- entry point
 
+def fixture_decoupled(repo):
+    """Triton's QA decoupled models, configured as Triton's qa/L0_decoupled writes them."""
+    decoupled = "model_transaction_policy {\n  decoupled: true\n}"
+    write_backend_model(repo, "repeat_int32", config(
+        "repeat_int32",
+        [tensor_cfg("IN", "TYPE_INT32", [-1]), tensor_cfg("DELAY", "TYPE_UINT32", [-1]),
+         tensor_cfg("WAIT", "TYPE_UINT32", [1])],
+        [tensor_cfg("OUT", "TYPE_INT32", [1]), tensor_cfg("IDX", "TYPE_UINT32", [1])],
+        0, backend="repeat", extra=decoupled))
+
+
 def write_fixtures(root):
     builders = {"types": fixture_types, "features": fixture_features, "broken": fixture_broken,
                 "single_good": write_simple, "management": fixture_management,
                 "torch": fixture_torch, "torch_broken": fixture_torch_broken,
                 "batching": fixture_batching, "stats": fixture_stats,
-                "sequence": fixture_sequence, "ragged": fixture_ragged}
+                "sequence": fixture_sequence, "ragged": fixture_ragged,
+                "decoupled": fixture_decoupled}
     for repo, build in builders.items():
         path = os.path.join(root, repo)
         os.makedirs(path, exist_ok=True)

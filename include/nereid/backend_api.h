@@ -27,7 +27,7 @@
 
 namespace nereid::backend {
 
-inline constexpr uint32_t kBackendApiVersion = 2;
+inline constexpr uint32_t kBackendApiVersion = 3;
 
 enum class LogLevel { kVerbose, kInfo, kWarning, kError };
 using LogFunction = std::function<void(LogLevel, std::string_view message)>;
@@ -69,6 +69,29 @@ inline uint64_t ExecuteClockNs() {
                                    .count());
 }
 
+// Flags of ResponseSender::Send (Triton's TRITONSERVER_RESPONSE_COMPLETE_FINAL).
+inline constexpr uint32_t kResponseFinal = 1;
+
+// The responses of one request of a decoupled model (model_transaction_policy { decoupled: true }):
+// 0..N of them, the last one (possibly with no outputs: "flags-only") carrying kResponseFinal.
+// Implemented by the core; owned jointly (shared_ptr) by the core and the plugin, so a plugin may
+// keep it and send after Execute returned, from any thread, any number of times (calls are
+// serialised by the core). Every request must eventually get exactly one kResponseFinal; a
+// request whose sender is destroyed without one is failed by the core (INTERNAL). Anything sent
+// after kResponseFinal is refused (INTERNAL) and logged, never delivered.
+class ResponseSender {
+ public:
+  virtual ~ResponseSender() = default;
+  // One response with `outputs` (copied before Send returns; requested-or-not filtering is done
+  // by the core). `outputs` may be empty only together with kResponseFinal.
+  virtual Status Send(std::span<const TensorRef> outputs, uint32_t flags) = 0;
+  // One error response; with kResponseFinal it also ends the request.
+  virtual Status SendError(const Status& error, uint32_t flags) = 0;
+  // True once the client gave up (a cancelled gRPC stream or call, a closed HTTP connection) or
+  // the server stops; a plugin should then stop producing and send kResponseFinal.
+  virtual bool IsCancelled() const = 0;
+};
+
 // One execution: the inputs of a (possibly batched) request, shapes already reshaped to what the
 // model expects. `batch_size` is the leading dimension for models with max_batch_size > 0, else 0.
 struct ExecuteArgs {
@@ -76,6 +99,10 @@ struct ExecuteArgs {
   OutputAllocator* outputs = nullptr;
   int64_t batch_size = 0;
   ExecuteTimes* times = nullptr;  // optional; see ExecuteTimes
+  // Decoupled models only, else empty: one sender per request of the execution, in batch order.
+  // A backend that neither keeps nor uses its sender may answer through `outputs` as for any
+  // model: those outputs become the request's only (FINAL) response.
+  std::span<const std::shared_ptr<ResponseSender>> senders;
 };
 
 // One execution context of a model version. The core never calls Execute concurrently on one

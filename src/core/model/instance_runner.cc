@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/model/batch_io.h"
+#include "core/model/decoupled_sender.h"
 #include "core/shm/shm_tensors.h"
 
 namespace nereid {
@@ -125,6 +126,56 @@ class ResponseOutputs final : public backend::OutputAllocator {
   std::vector<InferOutput> outputs_;  // never grows past the reservation
 };
 
+// The backend's view of an execution's inputs: views into the request (reshaped where the
+// configuration says so) plus the batch inputs the core computes. Not copyable: `refs` point into
+// the other members.
+struct PreparedInputs {
+  std::vector<BatchInputTensor> batch_inputs;
+  std::vector<Shape> shapes;
+  std::vector<backend::TensorRef> refs;
+};
+
+Status PrepareInputs(const ModelInfo& model, const InferenceRequest& request,
+                     std::span<const InferenceRequest* const> items, PreparedInputs* prepared) {
+  const bool batching = model.max_batch_size > 0;
+  if (model.HasBatchIo()) {
+    NEREID_ASSIGN_OR_RETURN(prepared->batch_inputs, MakeBatchInputs(model, items));
+  }
+  std::vector<Shape>& shapes = prepared->shapes;  // never grows past the reservation
+  shapes.reserve(request.inputs.size());
+  std::vector<backend::TensorRef>& refs = prepared->refs;
+  refs.reserve(request.inputs.size() + prepared->batch_inputs.size());
+  for (const InferInput& in : request.inputs) {
+    const TensorSpec* spec = model.FindInput(in.name);
+    if (spec != nullptr && spec->ragged) {
+      NEREID_ASSIGN_OR_RETURN(Shape s, RaggedInputShape(in.name, items));
+      shapes.push_back(std::move(s));
+    } else if (spec != nullptr && spec->has_reshape) {
+      NEREID_ASSIGN_OR_RETURN(Shape s, Relayout(in.shape, batching, spec->reshape, in.name));
+      shapes.push_back(std::move(s));
+    } else {
+      shapes.push_back(in.shape);
+    }
+    refs.push_back({in.name, in.data_type, shapes.back(), in.data});
+  }
+  for (const BatchInputTensor& t : prepared->batch_inputs) {
+    refs.push_back({t.name, t.data_type, t.shape, t.data});
+  }
+  return Status::Ok();
+}
+
+// Fills `times` from what the backend reported around Execute.
+void SetExecuteTimes(const backend::ExecuteTimes& backend_times, uint64_t execute_start,
+                     ExecutionTimes* times) {
+  // A backend that reports nothing has all of Execute counted as compute_infer. (The clock is
+  // read again only when the backend did not report where its outputs started.)
+  times->input_end = backend_times.input_end_ns != 0 ? backend_times.input_end_ns : execute_start;
+  times->output_start =
+      backend_times.output_start_ns != 0 ? backend_times.output_start_ns : NowNs();
+  times->output_start = std::max(times->output_start, times->input_end);
+  times->compute_end = times->output_start;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
@@ -141,43 +192,15 @@ StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
     std::span<const InferenceRequest* const> items, ExecutionTimes* times) {
   times->compute_start = NowNs();
   times->input_end = times->output_start = times->compute_end = 0;
-  const bool batching = model.max_batch_size > 0;
-  std::vector<BatchInputTensor> batch_inputs;
-  if (model.HasBatchIo()) {
-    NEREID_ASSIGN_OR_RETURN(batch_inputs, MakeBatchInputs(model, items));
-  }
-  std::vector<Shape> shapes;  // `refs` point into it: never grows past the reservation
-  shapes.reserve(request->inputs.size());
-  std::vector<backend::TensorRef> refs;
-  refs.reserve(request->inputs.size() + batch_inputs.size());
-  for (const InferInput& in : request->inputs) {
-    const TensorSpec* spec = model.FindInput(in.name);
-    if (spec != nullptr && spec->ragged) {
-      NEREID_ASSIGN_OR_RETURN(Shape s, RaggedInputShape(in.name, items));
-      shapes.push_back(std::move(s));
-    } else if (spec != nullptr && spec->has_reshape) {
-      NEREID_ASSIGN_OR_RETURN(Shape s, Relayout(in.shape, batching, spec->reshape, in.name));
-      shapes.push_back(std::move(s));
-    } else {
-      shapes.push_back(in.shape);
-    }
-    refs.push_back({in.name, in.data_type, shapes.back(), in.data});
-  }
-  for (const BatchInputTensor& t : batch_inputs) {
-    refs.push_back({t.name, t.data_type, t.shape, t.data});
-  }
+  PreparedInputs prepared;
+  NEREID_RETURN_IF_ERROR(PrepareInputs(model, *request, items, &prepared));
   ResponseOutputs outputs(model, *request, items);
   backend::ExecuteTimes backend_times;
-  backend::ExecuteArgs args{refs, &outputs, batching ? batch_size : 0, &backend_times};
+  backend::ExecuteArgs args{
+      prepared.refs, &outputs, model.max_batch_size > 0 ? batch_size : 0, &backend_times, {}};
   const uint64_t execute_start = NowNs();
   const Status executed = instance.Execute(args);
-  // A backend that reports nothing has all of Execute counted as compute_infer. (The clock is
-  // read again only when the backend did not report where its outputs started.)
-  times->input_end = backend_times.input_end_ns != 0 ? backend_times.input_end_ns : execute_start;
-  times->output_start =
-      backend_times.output_start_ns != 0 ? backend_times.output_start_ns : NowNs();
-  times->output_start = std::max(times->output_start, times->input_end);
-  times->compute_end = times->output_start;  // moved on below once outputs are collected
+  SetExecuteTimes(backend_times, execute_start, times);  // compute_end moves on below
   NEREID_RETURN_IF_ERROR(executed);
   auto response = std::make_unique<InferenceResponse>();
   response->model_name = model.name;
@@ -187,6 +210,43 @@ StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
   response->request = std::move(request);
   times->compute_end = NowNs();
   return response;
+}
+
+Status RunDecoupledOnInstance(backend::ModelInstance& instance, const ModelInfo& model,
+                              std::unique_ptr<InferenceRequest> request, int64_t batch_size,
+                              ModelStats* stats, InferCallback done, ExecutionTimes* times) {
+  times->compute_start = NowNs();
+  times->input_end = times->output_start = times->compute_end = 0;
+  const InferenceRequest* item = request.get();
+  PreparedInputs prepared;
+  if (Status s = PrepareInputs(model, *request, std::span(&item, 1), &prepared); !s.ok()) {
+    times->compute_end = NowNs();
+    done(s);
+    return s;
+  }
+  // The sender owns the request from here on; `prepared` views its memory, which lives until the
+  // FINAL response (a backend reads its inputs before sending FINAL, backend_api.h).
+  // A plugin that knows no senders (onnxruntime, identity, ...) serves a decoupled model as a
+  // one-response backend: it writes into the allocator, and that becomes the FINAL response.
+  ResponseOutputs outputs(model, *request, std::span(&item, 1));
+  auto sender =
+      std::make_shared<DecoupledSender>(model, stats, std::move(request), std::move(done));
+  std::shared_ptr<backend::ResponseSender> senders[] = {sender};
+  backend::ExecuteTimes backend_times;
+  backend::ExecuteArgs args{prepared.refs, &outputs, model.max_batch_size > 0 ? batch_size : 0,
+                            &backend_times, senders};
+  const uint64_t execute_start = NowNs();
+  const Status executed = instance.Execute(args);
+  SetExecuteTimes(backend_times, execute_start, times);
+  senders[0].reset();
+  // An Execute that fails ends its request with that error unless FINAL was already sent.
+  if (!executed.ok()) {
+    sender->FailIfOpen(executed);
+  } else if (sender.use_count() == 1) {  // the plugin kept no reference to its sender
+    sender->FinishFromAllocator(
+        [&outputs](InferenceResponse* response) { return outputs.MoveInto(response); });
+  }
+  return executed;
 }
 
 }  // namespace nereid

@@ -37,4 +37,12 @@ inline ComputeDurations DurationsOf(const ExecutionTimes& times) {
           times.compute_end - times.output_start};
 }
 
+// Decoupled models (model_info.h `decoupled`): runs one request whose responses the backend sends
+// through a DecoupledSender, which takes over the request and `done` (called exactly once, maybe
+// after this returns, maybe on another thread). Returns what Execute returned (a failed Execute
+// also ends the request with that error unless FINAL was sent).
+Status RunDecoupledOnInstance(backend::ModelInstance& instance, const ModelInfo& model,
+                              std::unique_ptr<InferenceRequest> request, int64_t batch_size,
+                              ModelStats* stats, InferCallback done, ExecutionTimes* times);
+
 }  // namespace nereid

@@ -24,6 +24,7 @@ ModelInfo ModelInfo::FromConfig(const inference::ModelConfig& config, int64_t ve
   ModelInfo info;
   info.name = config.name();
   info.version = version;
+  info.decoupled = config.model_transaction_policy().decoupled();
   info.max_batch_size = config.max_batch_size();
   for (const auto& in : config.input()) {
     TensorSpec spec = SpecFrom(in);

@@ -58,6 +58,7 @@ struct BatchOutputSpec {
 struct ModelInfo {
   std::string name;
   int64_t version = 0;
+  bool decoupled = false;  // model_transaction_policy { decoupled: true }: 0..N responses
   int max_batch_size = 0;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;

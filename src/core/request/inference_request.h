@@ -39,6 +39,8 @@ struct RequestedOutput {
   std::optional<std::span<char>> shared_memory;
 };
 
+class InferenceResponse;
+
 class InferenceRequest {
  public:
   std::string model_name;
@@ -60,6 +62,12 @@ class InferenceRequest {
   // Set by the server: cancelled when shutdown passes --exit-timeout-secs, so every request still
   // queued is answered at once instead of run.
   std::shared_ptr<const CancelToken> server_stop;
+  // Set by a frontend that accepts several responses per request (decoupled models: gRPC
+  // ModelStreamInfer, HTTP generate_stream). Called for every response but the last, in order,
+  // never concurrently; the last (the FINAL one) goes to the InferCallback as usual. Responses
+  // handed here carry no `request`.
+  std::function<void(StatusOr<std::unique_ptr<InferenceResponse>>)> on_response;
+
   bool IsCancelled() const {
     return (cancel_token != nullptr && cancel_token->cancelled()) ||
            (server_stop != nullptr && server_stop->cancelled());
@@ -104,6 +112,9 @@ class InferenceResponse {
   Parameters parameters;
   std::vector<InferOutput> outputs;  // in the order the request asked (model order if it didn't)
   ComputeDurations compute;          // set by the scheduler that ran it
+  // A decoupled model's FINAL flag sent without outputs ("flags-only"): gRPC writes it only when
+  // the client asked for triton_enable_empty_final_response.
+  bool empty_final = false;
 
   // The request this answers, handed back so a frontend can read what it asked for (per-output
   // parameters such as binary_data) and so input memory is freed only after the reply is built.

@@ -45,6 +45,20 @@ void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
 
 void DefaultScheduler::Run(size_t index, SchedulerJob& job) {
   ExecutionTimes times;
+  if (model_->decoupled) {  // the responses go to job.done through the backend's sender
+    const Status executed =
+        RunDecoupledOnInstance(*instances_[index], *model_, std::move(job.request), job.batch_size,
+                               stats_, std::move(job.done), &times);
+    if (job.queue_start_ns == 0) job.queue_start_ns = times.compute_start;
+    if (executed.ok()) {
+      stats_->RecordExecution(job.batch_size, times);
+      stats_->RecordSuccess(job.batch_size, job.request_start_ns, job.queue_start_ns, times,
+                            times.compute_end);
+    } else {
+      stats_->RecordFailure(FailureReason::kBackend, job.request_start_ns, NowNs());
+    }
+    return;
+  }
   auto result =
       RunOnInstance(*instances_[index], *model_, std::move(job.request), job.batch_size, &times);
   if (job.queue_start_ns == 0) job.queue_start_ns = times.compute_start;  // ran inline

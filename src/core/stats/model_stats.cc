@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <type_traits>
 
 namespace nereid {
 namespace {
@@ -14,14 +15,32 @@ uint64_t WallClockMs() {
                                    .count());
 }
 
-void AddTo(ResponseStat& r, bool success, uint64_t infer_ns, uint64_t output_ns) {
-  r.compute_infer.count++;
-  r.compute_infer.ns += infer_ns;
-  r.compute_output.count++;
-  r.compute_output.ns += output_ns;
-  DurationStat& outcome = success ? r.success : r.fail;
-  outcome.count++;
-  outcome.ns += infer_ns + output_ns;
+// Adds one response to `r` (ResponseStat, or ModelStats' atomic twin of it) as `outcome` says.
+template <typename Stat>
+void AddTo(Stat& r, ResponseOutcome outcome, uint64_t infer_ns, uint64_t output_ns) {
+  auto add = [](auto& d, uint64_t ns) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(d)>, DurationStat>) {
+      d.count++;
+      d.ns += ns;
+    } else {
+      d.Add(ns);
+    }
+  };
+  switch (outcome) {
+    case ResponseOutcome::kSuccess:
+    case ResponseOutcome::kFail:
+      add(r.compute_infer, infer_ns);
+      add(r.compute_output, output_ns);
+      add(outcome == ResponseOutcome::kSuccess ? r.success : r.fail, infer_ns + output_ns);
+      break;
+    case ResponseOutcome::kEmpty:
+      add(r.compute_infer, infer_ns);
+      add(r.empty_response, infer_ns);
+      break;
+    case ResponseOutcome::kCancel:
+      add(r.cancel, infer_ns + output_ns);
+      break;
+  }
 }
 
 }  // namespace
@@ -103,17 +122,14 @@ void ModelStats::RecordExecution(int64_t batch_size, const ExecutionTimes& exec)
   b.output_ns.fetch_add(Span(exec.output_start, exec.compute_end), std::memory_order_relaxed);
 }
 
-void ModelStats::RecordResponse(uint64_t index, bool success, uint64_t compute_infer_ns,
+void ModelStats::RecordResponse(uint64_t index, ResponseOutcome outcome, uint64_t compute_infer_ns,
                                 uint64_t compute_output_ns) {
   if (index == 0) {
-    first_response_.compute_infer.Add(compute_infer_ns);
-    first_response_.compute_output.Add(compute_output_ns);
-    (success ? first_response_.success : first_response_.fail)
-        .Add(compute_infer_ns + compute_output_ns);
+    AddTo(first_response_, outcome, compute_infer_ns, compute_output_ns);
     return;
   }
   MutexLock lock(mu_);
-  AddTo(later_responses_[index], success, compute_infer_ns, compute_output_ns);
+  AddTo(later_responses_[index], outcome, compute_infer_ns, compute_output_ns);
 }
 
 void ModelStats::SetMemoryUsage(std::vector<MemoryUsage> usage) {
@@ -157,14 +173,15 @@ ModelStatsSnapshot ModelStats::Snapshot() const {
     s.batch_stats.push_back(stat);
   }
   const DurationStat first_infer = first_response_.compute_infer.Load();
-  if (first_infer.count > 0) {
+  const DurationStat first_cancel = first_response_.cancel.Load();
+  if (first_infer.count > 0 || first_cancel.count > 0) {  // a cancel counts nothing else
     ResponseStat& r = s.response_stats["0"];
     r.compute_infer = first_infer;
     r.compute_output = first_response_.compute_output.Load();
     r.success = first_response_.success.Load();
     r.fail = first_response_.fail.Load();
     r.empty_response = first_response_.empty_response.Load();
-    r.cancel = first_response_.cancel.Load();
+    r.cancel = first_cancel;
   }
   MutexLock lock(mu_);
   for (const auto& [index, stat] : later_responses_) s.response_stats[std::to_string(index)] = stat;

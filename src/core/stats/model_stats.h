@@ -63,6 +63,11 @@ struct MemoryUsage {
   uint64_t byte_size = 0;
 };
 
+// How one response of a request ended, for response_stats (REFERENCE-2 §9.2): success counts
+// compute_infer, compute_output and success; empty (no error, no output) compute_infer and
+// empty_response; fail compute_infer, compute_output and fail; cancel only cancel.
+enum class ResponseOutcome { kSuccess, kFail, kEmpty, kCancel };
+
 // Why a request failed, as the nv_inference_request_failure metric labels it.
 enum class FailureReason { kRejected, kCanceled, kBackend, kOther };
 inline constexpr int kFailureReasonCount = 4;
@@ -158,6 +163,11 @@ class ModelStats {
   void RecordExecution(int64_t batch_size, const ExecutionTimes& exec);
   // Response `index` of a request (0 for the only response of a non-decoupled model).
   void RecordResponse(uint64_t index, bool success, uint64_t compute_infer_ns,
+                      uint64_t compute_output_ns) EXCLUDES(mu_) {
+    RecordResponse(index, success ? ResponseOutcome::kSuccess : ResponseOutcome::kFail,
+                   compute_infer_ns, compute_output_ns);
+  }
+  void RecordResponse(uint64_t index, ResponseOutcome outcome, uint64_t compute_infer_ns,
                       uint64_t compute_output_ns) EXCLUDES(mu_);
 
   // Requests queued for this version and not yet handed to an instance.

@@ -304,10 +304,16 @@ StatusOr<std::unique_ptr<InferenceRequest>> DecodeUnguarded(
                                              TooManyRequestParameters, &request->parameters));
   NEREID_RETURN_IF_ERROR(CheckScheduleParameters(request->parameters));
   for (const auto& [key, value] : request->parameters) {
-    if (key.rfind("triton_", 0) == 0) {
+    if (key.rfind("triton_", 0) != 0) continue;
+    if (key != kEnableEmptyFinalResponse) {
       return InvalidArgument(
-          "parameter keys starting with 'triton_' are reserved for Triton usage and should not "
-          "be specified.");
+          "parameter keys starting with 'triton_' are reserved for Triton usage. Only the "
+          "following keys starting with 'triton_' are allowed: " +
+          std::string(kEnableEmptyFinalResponse));
+    }
+    if (!GetBool(request->parameters, kEnableEmptyFinalResponse).has_value()) {
+      return InvalidArgument("invalid value type for '" + std::string(kEnableEmptyFinalResponse) +
+                             "' parameter, expected bool_param.");
     }
   }
   // Repeated names fail as Triton's TRITONSERVER_InferenceRequestAdd*Input/RequestedOutput do.

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/request/inference_request.h"
 #include "nereid/status.h"
@@ -22,6 +23,12 @@ class ModelInferResponse;
 }  // namespace inference
 
 namespace nereid {
+
+// The one `triton_` request parameter a client may send (a bool): ModelStreamInfer then writes a
+// decoupled model's flags-only FINAL as an empty response. It stays in the request's parameters.
+inline constexpr std::string_view kEnableEmptyFinalResponse = "triton_enable_empty_final_response";
+// The parameter every ModelStreamInfer response carries: whether it is its request's last.
+inline constexpr std::string_view kFinalResponseParameter = "triton_final_response";
 
 // "" -> -1 (the latest ready version); otherwise a non-negative decimal number.
 StatusOr<int64_t> ParseModelVersion(const std::string& version);

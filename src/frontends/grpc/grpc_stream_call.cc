@@ -53,6 +53,7 @@ class StreamCall {
   // One request's place in the response order.
   struct Slot {
     bool ready = false;
+    bool skip = false;                       // a flags-only FINAL the client did not ask to see
     std::optional<grpc::Status> end_status;  // triton_grpc_error: end the stream with this
     pb::ModelStreamInferResponse message;
   };
@@ -141,16 +142,63 @@ class StreamCall {
     message.reset();
     if (!request.ok()) return Complete(slot, request.status(), model, id);
     (*request)->cancel_token = cancel_;
+    const bool empty_final =
+        GetBool((*request)->parameters, kEnableEmptyFinalResponse).value_or(false);
+    // A decoupled model's responses before its FINAL one (inference_request.h).
+    (*request)->on_response = [this, slot, model,
+                               id](StatusOr<std::unique_ptr<InferenceResponse>> result) {
+      Partial(slot, std::move(result), model, id);
+    };
     InlineSlot inline_slot(shared_->inline_slots);
     shared_->server->InferAsync(
         std::move(*request),
-        [this, slot, model, id](StatusOr<std::unique_ptr<InferenceResponse>> result) {
+        [this, slot, model, id, empty_final](StatusOr<std::unique_ptr<InferenceResponse>> result) {
           if (!result.ok()) return Complete(slot, result.status(), model, id);
-          EncodeModelInferResponse(**result, slot->message.mutable_infer_response());
+          if ((*result)->empty_final && !empty_final) {
+            slot->skip = true;  // a flags-only FINAL is written only when asked for
+          } else {
+            EncodeModelInferResponse(**result, slot->message.mutable_infer_response());
+            SetFinal(&slot->message, true);
+          }
           result->reset();
           Complete(slot, Status::Ok(), model, id);
         },
         inline_slot.options());
+  }
+
+  static void SetFinal(pb::ModelStreamInferResponse* message, bool final) {
+    (*message->mutable_infer_response()->mutable_parameters())[std::string(kFinalResponseParameter)]
+        .set_bool_param(final);
+  }
+
+  // Any thread (never concurrently for one request): a response of `slot`'s request before its
+  // FINAL one. It is queued before the request's slot, so a request's responses keep their order,
+  // and ahead of earlier requests still running, so the responses of requests interleave.
+  void Partial(Slot* slot, StatusOr<std::unique_ptr<InferenceResponse>> result,
+               const std::string& model, const std::string& id) {
+    auto partial = std::make_unique<Slot>();
+    if (!result.ok()) {
+      if (end_on_error_) {
+        partial->end_status = ToGrpcStatus(result.status());
+      } else {
+        partial->message.set_error_message(result.status().message());
+        partial->message.mutable_infer_response()->set_model_name(model);
+        partial->message.mutable_infer_response()->set_id(id);
+        SetFinal(&partial->message, false);
+      }
+    } else {
+      EncodeModelInferResponse(**result, partial->message.mutable_infer_response());
+      SetFinal(&partial->message, false);
+    }
+    partial->ready = true;
+    MutexLock lock(mu_);
+    if (failed_) return;  // nobody reads any more
+    // Before the request's own slot and before the first slot still waiting for its request, so
+    // it is written as soon as the responses already queued are, whatever earlier requests do.
+    auto at = queue_.begin();
+    while (at != queue_.end() && at->get() != slot && (*at)->ready) ++at;
+    queue_.insert(at, std::move(partial));
+    PumpLocked();
   }
 
   // Any thread: `slot` is final; write what is ready in order.
@@ -162,6 +210,7 @@ class StreamCall {
         slot->message.set_error_message(status.message());
         slot->message.mutable_infer_response()->set_model_name(model);
         slot->message.mutable_infer_response()->set_id(id);
+        SetFinal(&slot->message, true);
       }
     }
     {
@@ -180,7 +229,7 @@ class StreamCall {
     if (WriteBusy(w) || w == StreamWriteState::kFinished) return;
     while (!queue_.empty() && queue_.front()->ready) {
       Slot& front = *queue_.front();
-      if (failed_) {  // the client is gone or the stream ended: drop the result
+      if (failed_ || front.skip) {  // the client is gone or the stream ended: drop the result
         queue_.pop_front();
         continue;
       }

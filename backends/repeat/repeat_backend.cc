@@ -1,0 +1,179 @@
+// Triton's QA test backend `repeat` (repeat_backend:src/repeat.cc), a decoupled model: for a
+// request with inputs IN (INT32 [n]), DELAY (UINT32 [n]) and WAIT (UINT32 [1]) a thread sends, for
+// each element e, a response {OUT=[IN[e]], IDX=[e]} after DELAY[e] ms, then a flags-only FINAL
+// (only the FINAL when IN is empty). Execute sleeps WAIT ms before it returns.
+// When the client cancels, the thread stops and ends the request with CANCELLED "cancelled".
+//
+// Thread-safety: an instance keeps one sending thread per request in flight and joins them all
+// when it is destroyed, so no thread outlives the plugin.
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nereid/backend_api.h"
+
+namespace nereid::backends::repeat {
+namespace {
+
+std::string ShapeText(std::span<const int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+const backend::TensorRef* Find(std::span<const backend::TensorRef> inputs, std::string_view name) {
+  for (const auto& t : inputs) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+// What one request asks for, copied out of the request before Execute returns.
+struct Job {
+  std::vector<int32_t> in;
+  std::vector<uint32_t> delay;
+};
+
+StatusOr<Job> ReadJob(std::span<const backend::TensorRef> inputs, uint32_t* wait_ms) {
+  const backend::TensorRef* in = Find(inputs, "IN");
+  const backend::TensorRef* delay = Find(inputs, "DELAY");
+  const backend::TensorRef* wait = Find(inputs, "WAIT");
+  if (in == nullptr || delay == nullptr || wait == nullptr) {
+    return InvalidArgument("expected inputs IN, DELAY and WAIT");
+  }
+  if (in->data_type != DataType::kInt32) {
+    return InvalidArgument("expected IN datatype to be INT32, got " +
+                           std::string(DataTypeWireName(in->data_type)));
+  }
+  if (delay->data_type != DataType::kUint32) {
+    return InvalidArgument("expected DELAY datatype to be UINT32, got " +
+                           std::string(DataTypeWireName(delay->data_type)));
+  }
+  if (wait->data_type != DataType::kUint32) {
+    return InvalidArgument("expected WAIT datatype to be UINT32, got " +
+                           std::string(DataTypeWireName(wait->data_type)));
+  }
+  if (!std::equal(in->shape.begin(), in->shape.end(), delay->shape.begin(), delay->shape.end())) {
+    return InvalidArgument("expected IN and DELAY shape to match, got " + ShapeText(in->shape) +
+                           " and " + ShapeText(delay->shape));
+  }
+  if (wait->data.size() != sizeof(uint32_t)) {
+    return InvalidArgument("unexpected size for WAIT input");
+  }
+  Job job;
+  job.in.resize(in->data.size() / sizeof(int32_t));
+  job.delay.resize(delay->data.size() / sizeof(uint32_t));
+  if (job.in.size() != job.delay.size()) {
+    return InvalidArgument("expected IN and DELAY to have the same element count");
+  }
+  std::memcpy(job.in.data(), in->data.data(), job.in.size() * sizeof(int32_t));
+  std::memcpy(job.delay.data(), delay->data.data(), job.delay.size() * sizeof(uint32_t));
+  std::memcpy(wait_ms, wait->data.data(), sizeof(uint32_t));
+  return job;
+}
+
+void SendAll(const Job& job, const std::shared_ptr<backend::ResponseSender>& sender) {
+  const int64_t one[] = {1};
+  for (size_t e = 0; e < job.in.size(); ++e) {
+    // Sleep in small steps so a cancelled request stops soon.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(job.delay[e]);
+    while (std::chrono::steady_clock::now() < until && !sender->IsCancelled()) {
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          std::chrono::milliseconds(5), until - std::chrono::steady_clock::now()));
+    }
+    if (sender->IsCancelled()) {
+      (void)sender->SendError(Status(StatusCode::kCancelled, "cancelled"), backend::kResponseFinal);
+      return;
+    }
+    const int32_t out = job.in[e];
+    const uint32_t idx = static_cast<uint32_t>(e);
+    const backend::TensorRef outputs[] = {
+        {"OUT", DataType::kInt32, one, {reinterpret_cast<const char*>(&out), sizeof(out)}},
+        {"IDX", DataType::kUint32, one, {reinterpret_cast<const char*>(&idx), sizeof(idx)}}};
+    (void)sender->Send(outputs, 0);
+  }
+  (void)sender->Send({}, backend::kResponseFinal);
+}
+
+class RepeatInstance final : public backend::ModelInstance {
+ public:
+  ~RepeatInstance() override {
+    std::vector<std::thread> threads;
+    {
+      std::lock_guard lock(mu_);
+      threads.swap(threads_);
+    }
+    for (auto& t : threads) t.join();
+  }
+
+  Status Execute(const backend::ExecuteArgs& args) override {
+    if (args.senders.size() != 1) {
+      return InvalidArgument("the repeat backend needs a decoupled model without batching");
+    }
+    uint32_t wait_ms = 0;
+    StatusOr<Job> job = ReadJob(args.inputs, &wait_ms);
+    if (!job.ok()) return job.status();
+    try {
+      std::lock_guard lock(mu_);
+      threads_.emplace_back(
+          [job = std::move(*job), sender = args.senders[0]]() { SendAll(job, sender); });
+    } catch (const std::exception& e) {
+      return Internal(std::string("repeat: ") + e.what());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    return Status::Ok();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::thread> threads_;  // joined at destruction
+};
+
+class RepeatModel final : public backend::Model {
+ public:
+  StatusOr<std::unique_ptr<backend::ModelInstance>> CreateInstance(
+      const backend::InstanceOptions&) override {
+    try {
+      return std::unique_ptr<backend::ModelInstance>(std::make_unique<RepeatInstance>());
+    } catch (const std::exception& e) {
+      return Internal(std::string("repeat: ") + e.what());
+    }
+  }
+};
+
+class RepeatBackend final : public backend::Backend {
+ public:
+  backend::BackendInfo Info() const override { return {"repeat", {}, "", false}; }
+  StatusOr<std::string> AutoCompleteConfig(const backend::AutoCompleteOptions&) override {
+    return Unsupported("the repeat backend does not auto-complete configurations");
+  }
+  StatusOr<std::unique_ptr<backend::Model>> LoadModel(const backend::ModelLoadOptions&) override {
+    try {
+      return std::unique_ptr<backend::Model>(std::make_unique<RepeatModel>());
+    } catch (const std::exception& e) {
+      return Internal(std::string("repeat: ") + e.what());
+    }
+  }
+};
+
+}  // namespace
+}  // namespace nereid::backends::repeat
+
+NEREID_BACKEND_EXPORT uint32_t NereidBackendApiVersion() {
+  return nereid::backend::kBackendApiVersion;
+}
+
+NEREID_BACKEND_EXPORT nereid::backend::Backend* NereidBackendCreate(
+    const nereid::backend::BackendOptions*, std::string* error) {
+  try {
+    return new nereid::backends::repeat::RepeatBackend();
+  } catch (const std::exception& e) {
+    if (error != nullptr) *error = std::string("repeat backend: ") + e.what();
+  }
+  return nullptr;
+}
