@@ -71,8 +71,10 @@ StatusOr<Job> ReadJob(std::span<const backend::TensorRef> inputs, uint32_t* wait
   if (job.in.size() != job.delay.size()) {
     return InvalidArgument("expected IN and DELAY to have the same element count");
   }
-  std::memcpy(job.in.data(), in->data.data(), job.in.size() * sizeof(int32_t));
-  std::memcpy(job.delay.data(), delay->data.data(), job.delay.size() * sizeof(uint32_t));
+  if (!job.in.empty()) {  // a zero-element IN (zero responses) has no data to copy, maybe no buffer
+    std::memcpy(job.in.data(), in->data.data(), job.in.size() * sizeof(int32_t));
+    std::memcpy(job.delay.data(), delay->data.data(), job.delay.size() * sizeof(uint32_t));
+  }
   std::memcpy(wait_ms, wait->data.data(), sizeof(uint32_t));
   return job;
 }
