@@ -47,7 +47,8 @@ void AppendVersionRow(const StatusPageModel& model, const StatusPageVersion& v, 
           std::to_string(v.success) + "</td><td class=\"fail\">" + std::to_string(v.fail) +
           "</td><td class=\"inferences\">" + std::to_string(v.inference_count) + " / " +
           std::to_string(v.execution_count) + "</td><td>" + BatchHistogramSvg(v.batch_histogram) +
-          "</td><td>" + QueuePercentilesSvg(v.queue_p50_us, v.queue_p90_us, v.queue_p99_us) +
+          "</td><td>" +
+          QueuePercentilesSvg(v.queued_requests, v.queue_p50_us, v.queue_p90_us, v.queue_p99_us) +
           "</td></tr>\n";
 }
 
@@ -166,14 +167,18 @@ std::string BatchHistogramSvg(const std::vector<std::pair<uint64_t, uint64_t>>& 
   return out + "</svg>";
 }
 
-std::string QueuePercentilesSvg(double p50_us, double p90_us, double p99_us) {
+std::string QueuePercentilesSvg(uint64_t requests, double p50_us, double p90_us, double p99_us) {
   constexpr int kWidth = 200, kRow = 16, kLabel = 30, kBarArea = 90;
+  if (requests == 0) {
+    return "<svg class=\"queue-percentiles\" width=\"120\" height=\"52\" role=\"img\"><title>no "
+           "requests</title><text x=\"4\" y=\"30\">no requests</text></svg>";
+  }
   const std::array<std::pair<const char*, double>, 3> rows = {
       {{"p50", p50_us}, {"p90", p90_us}, {"p99", p99_us}}};
   const double max_us = std::max({p50_us, p90_us, p99_us, 1.0});
   std::string out = "<svg class=\"queue-percentiles\" width=\"" + std::to_string(kWidth) +
                     "\" height=\"" + std::to_string(kRow * 3 + 4) + "\" role=\"img\">";
-  out += "<title>queue time percentiles</title>";
+  out += "<title>queue time percentiles of " + std::to_string(requests) + " requests</title>";
   int y = 2;
   for (const auto& [label, us] : rows) {
     const int w = std::max(1, static_cast<int>(us / max_us * kBarArea));

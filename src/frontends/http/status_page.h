@@ -69,8 +69,9 @@ std::string FormatUtc(std::chrono::system_clock::time_point time);
 // Bars of executions per batch size; an SVG saying "no executions" when `histogram` is empty.
 std::string BatchHistogramSvg(const std::vector<std::pair<uint64_t, uint64_t>>& histogram);
 
-// Three horizontal bars: queue-time p50, p90 and p99 in microseconds.
-std::string QueuePercentilesSvg(double p50_us, double p90_us, double p99_us);
+// Three horizontal bars: queue-time p50, p90 and p99 in microseconds of `requests` requests; an
+// SVG saying "no requests" when `requests` is 0.
+std::string QueuePercentilesSvg(uint64_t requests, double p50_us, double p90_us, double p99_us);
 
 std::string RenderStatusPage(const StatusPageData& data);
 

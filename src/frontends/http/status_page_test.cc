@@ -38,6 +38,7 @@ StatusPageData Sample() {
   ready.inference_count = 70;
   ready.execution_count = 30;
   ready.batch_histogram = {{1, 20}, {4, 10}};
+  ready.queued_requests = 40;
   ready.queue_p50_us = 12;
   ready.queue_p90_us = 900;
   ready.queue_p99_us = 2500;
@@ -120,6 +121,17 @@ TEST(StatusPageTest, BatchHistogramBarsScaleToTheLargestCount) {
   EXPECT_NE(svg.find(R"(height="22")"), std::string::npos);  // half of it
   EXPECT_NE(svg.find(R"(height="1")"), std::string::npos);   // never invisible
   EXPECT_NE(BatchHistogramSvg({}).find("no executions"), std::string::npos);
+}
+
+TEST(StatusPageTest, QueuePercentileBarsScaleToTheLargest) {
+  const std::string svg = QueuePercentilesSvg(10, 10, 45, 90);
+  EXPECT_NE(svg.find("<title>queue time percentiles of 10 requests</title>"), std::string::npos);
+  EXPECT_NE(svg.find(R"(width="10" height="12")"), std::string::npos);
+  EXPECT_NE(svg.find(R"(width="45" height="12")"), std::string::npos);
+  EXPECT_NE(svg.find(R"(width="90" height="12")"), std::string::npos);
+  const std::string none = QueuePercentilesSvg(0, 0, 0, 0);
+  EXPECT_NE(none.find("no requests"), std::string::npos);
+  EXPECT_EQ(none.find("<rect"), std::string::npos);
 }
 
 TEST(StatusPageTest, LoadErrorsNewestFirst) {
