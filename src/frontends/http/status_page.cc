@@ -11,13 +11,16 @@ namespace {
 
 // The page's whole style: no external asset, no script.
 constexpr std::string_view kStyle =
-    "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}"
+    "body{font-family:system-ui,sans-serif;margin:1em;color:#222;background:#fff}"
     "h1{font-size:1.4em;margin:0 0 .3em}h2{font-size:1.15em;margin:1.2em 0 .4em}"
     "table{border-collapse:collapse;width:100%}"
     "th,td{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top}"
     "th{background:#eef}.READY{color:#060;font-weight:bold}"
     ".UNAVAILABLE{color:#a00;font-weight:bold}.LOADING,.UNLOADING{color:#a60;font-weight:bold}"
-    ".reason{font-family:monospace;white-space:pre-wrap;word-break:break-word}"
+    ".reason{font-family:monospace;white-space:pre-wrap;overflow-wrap:anywhere;"
+    "min-width:12em;max-width:28em}"
+    "td.charts svg{display:block;margin-bottom:.3em}"
+    "td.time,td.state{white-space:nowrap}"
     "svg text{font:10px sans-serif}.meta{color:#555}";
 
 std::string Printf(const char* format, double value) {
@@ -39,15 +42,15 @@ void AppendVersionRow(const StatusPageModel& model, const StatusPageVersion& v, 
           "</td><td class=\"state " + HtmlEscape(v.state) + "\">" + HtmlEscape(state) +
           "</td><td class=\"reason\">" + HtmlEscape(v.reason) + "</td>";
   if (!v.has_stats) {
-    *out += "<td colspan=\"7\"></td></tr>\n";
+    *out += "<td colspan=\"6\"></td></tr>\n";
     return;
   }
   *out += "<td class=\"instances\">" + std::to_string(v.instances) + "</td><td class=\"queue\">" +
           std::to_string(v.queue_depth) + "</td><td class=\"success\">" +
           std::to_string(v.success) + "</td><td class=\"fail\">" + std::to_string(v.fail) +
           "</td><td class=\"inferences\">" + std::to_string(v.inference_count) + " / " +
-          std::to_string(v.execution_count) + "</td><td>" + BatchHistogramSvg(v.batch_histogram) +
-          "</td><td>" +
+          std::to_string(v.execution_count) + "</td><td class=\"charts\">" +
+          BatchHistogramSvg(v.batch_histogram) +
           QueuePercentilesSvg(v.queued_requests, v.queue_p50_us, v.queue_p90_us, v.queue_p99_us) +
           "</td></tr>\n";
 }
@@ -61,7 +64,7 @@ void AppendModels(const StatusPageData& data, std::string* out) {
   *out +=
       "<table id=\"models\"><thead><tr><th>Model</th><th>Version</th><th>State</th>"
       "<th>Reason</th><th>Instances</th><th>Queued</th><th>Success</th><th>Failure</th>"
-      "<th>Inferences / executions</th><th>Batch sizes</th><th>Queue time</th></tr></thead>"
+      "<th>Infer / exec</th><th>Batch sizes / queue time</th></tr></thead>"
       "<tbody>\n";
   for (const StatusPageModel& model : data.models) {
     if (model.versions.empty()) {
@@ -83,9 +86,9 @@ void AppendLoadErrors(const StatusPageData& data, std::string* out) {
       "<table id=\"load-errors\"><thead><tr><th>Time (UTC)</th><th>Model</th><th>Reason</th>"
       "</tr></thead><tbody>\n";
   for (auto it = data.load_errors.rbegin(); it != data.load_errors.rend(); ++it) {
-    *out += "<tr class=\"load-error\"><td>" + FormatUtc(it->time) + "</td><td class=\"model\">" +
-            HtmlEscape(it->model) + "</td><td class=\"reason\">" + HtmlEscape(it->reason) +
-            "</td></tr>\n";
+    *out += "<tr class=\"load-error\"><td class=\"time\">" + FormatUtc(it->time) +
+            "</td><td class=\"model\">" + HtmlEscape(it->model) + "</td><td class=\"reason\">" +
+            HtmlEscape(it->reason) + "</td></tr>\n";
   }
   *out += "</tbody></table>\n";
 }
@@ -168,7 +171,7 @@ std::string BatchHistogramSvg(const std::vector<std::pair<uint64_t, uint64_t>>& 
 }
 
 std::string QueuePercentilesSvg(uint64_t requests, double p50_us, double p90_us, double p99_us) {
-  constexpr int kWidth = 200, kRow = 16, kLabel = 30, kBarArea = 90;
+  constexpr int kWidth = 170, kRow = 16, kLabel = 26, kBarArea = 80;
   if (requests == 0) {
     return "<svg class=\"queue-percentiles\" width=\"120\" height=\"52\" role=\"img\"><title>no "
            "requests</title><text x=\"4\" y=\"30\">no requests</text></svg>";
