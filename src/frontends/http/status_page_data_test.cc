@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/config/test_temp_dir.h"
+#include "core/request/test_request.h"
 #include "core/server/inference_server.h"
 
 namespace nereid {
@@ -19,16 +20,7 @@ output [{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [2] }]
 instance_group [{ count: 2 kind: KIND_CPU }])";
 
 Status Infer(InferenceServer& server) {
-  auto r = std::make_unique<InferenceRequest>();
-  r->model_name = "m";
-  auto data = std::make_shared<const std::string>(8, '\0');
-  InferInput in;
-  in.name = "INPUT0";
-  in.data_type = DataType::kFp32;
-  in.shape = {2};
-  in.data = std::span<const char>(data->data(), data->size());
-  r->inputs.push_back(std::move(in));
-  r->KeepAlive(data);
+  std::unique_ptr<InferenceRequest> r = testing::ZeroFp32Request("m", {2});
   std::promise<Status> done;
   server.InferAsync(std::move(r), [&done](StatusOr<std::unique_ptr<InferenceResponse>> res) {
     done.set_value(res.status());
