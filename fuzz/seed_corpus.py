@@ -82,7 +82,8 @@ def http_requests():
     for path in ["/v2/health/live", "/v2/health/ready", "/v2", "/v2/models/identity_fp32",
                  "/v2/models/identity_fp32/versions/1/ready", "/v2/models/identity_fp32/config",
                  "/v2/models/stats", "/v2/models/batched/versions/1/stats", "/metrics",
-                 "/v2/models/no%2Fsuch/ready", "/v2/systemsharedmemory/status"]:
+                 "/v2/models/no%2Fsuch/ready", "/v2/systemsharedmemory/status",
+                 "/", "/?x=%3Cscript%3E"]:  # the status page (status_page.h)
         out.append(http("GET", path))
     fp32 = {"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]}
     body = json.dumps(fp32).encode()

@@ -325,6 +325,8 @@ void AddFlags(CLI::App& app, AppOptions& o, RawFlags& raw) {
   app.add_option("--http-max-input-size", o.http.max_input_size,
                  "Largest HTTP request body, also after decompression");
   AddBool(app, raw, "--reuse-http-port", &o.http.reuse_port, "SO_REUSEPORT on the HTTP socket");
+  AddBool(app, raw, "--allow-status-page", &o.http.status_page,
+          "Serve the HTML status page at GET / on the HTTP port (Nereid's own; default true)");
   app.add_option("--http-idle-timeout-secs", o.http.idle_timeout_secs,
                  "Close a kept-alive HTTP connection idle this long (0: never; default 120)")
       ->check(CLI::NonNegativeNumber);

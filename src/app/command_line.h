@@ -27,6 +27,7 @@ struct HttpOptions {
   int read_timeout_secs = 60;
   int64_t max_connections = -1;   // -1: DefaultHttpMaxConnections(open-file limit); 0: no limit
   RestrictedFeatures restricted;  // --http-restricted-api
+  bool status_page = true;        // --allow-status-page (Nereid's own; docs/operations.md)
 };
 
 struct GrpcOptions {

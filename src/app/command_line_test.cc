@@ -238,6 +238,16 @@ TEST(CommandLineTest, MetricsFlags) {
   EXPECT_FALSE(off->metrics.server.allow_cpu);  // forced off with the metrics
 }
 
+TEST(CommandLineTest, StatusPageIsOnUnlessTurnedOff) {
+  auto on = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(on.ok()) << on.status().message();
+  EXPECT_TRUE(on->http.status_page);
+  auto off = Parse({"--model-repository=/m", "--allow-status-page=false"});
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_FALSE(off->http.status_page);
+  EXPECT_FALSE(Parse({"--model-repository=/m", "--allow-status-page=maybe"}).ok());
+}
+
 TEST(CommandLineTest, MetricsFlagErrors) {
   auto bad = Parse({"--model-repository=/m", "--metrics-config=summary_latencies"});
   ASSERT_FALSE(bad.ok());

@@ -103,6 +103,7 @@ int Run(int argc, char** argv) {
     ho.max_input_size = static_cast<size_t>(options.http.max_input_size);
     ho.reuse_port = options.http.reuse_port;
     ho.restricted = options.http.restricted;
+    ho.status_page = options.http.status_page;
     ho.idle_timeout = std::chrono::seconds(options.http.idle_timeout_secs);
     ho.header_timeout = std::chrono::seconds(options.http.header_timeout_secs);
     ho.read_timeout = std::chrono::seconds(options.http.read_timeout_secs);

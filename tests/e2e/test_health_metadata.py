@@ -210,10 +210,18 @@ def test_config_unknown_model_is_error(examples_server):
 # ------------------------------------------------------------------------------------ routing
 
 
-@pytest.mark.parametrize("path", ["/v2/nothing_here", "/v3", "/", "/v2/models/simple/bogus",
-                                  "/v2/health/alive", "/v2/health/live/"])
+@pytest.mark.parametrize("path", ["/v2/nothing_here", "/v3", "//", "/index.html",
+                                  "/v2/models/simple/bogus", "/v2/health/alive",
+                                  "/v2/health/live/"])
 def test_unknown_path_is_404_with_error_body(examples_server, path):
     assert_error(examples_server.get(path), status=404)
+
+
+def test_root_is_the_status_page(examples_server):
+    # Nereid's own page (Triton: 404; ADR 0002 item 8); tests/client/test_status_page.py checks it.
+    r = examples_server.get("/")
+    assert r.status_code == 200
+    assert r.headers["Content-Type"] == "text/html; charset=utf-8"
 
 
 def test_post_to_health_live_is_405(examples_server):

@@ -148,8 +148,8 @@ std::vector<Status> ModelRepository::LoadAll() {
   for (const auto& [name, dirs] : ListModelDirs()) {
     if (dirs.size() > 1) {
       MarkDuplicate(name);
-      errors.push_back(
-          Unavailable("model '" + name + "': model appears in two or more repositories"));
+      errors.push_back(Recorded(
+          name, Unavailable("model '" + name + "': model appears in two or more repositories")));
       continue;
     }
     (IsEnsembleDir(dirs.front()) ? ensembles : names).push_back(name);
@@ -174,7 +174,16 @@ std::vector<Status> ModelRepository::LoadNamed(const std::vector<std::string>& n
   return LoadParallel(names);
 }
 
+Status ModelRepository::Recorded(const std::string& name, Status status) {
+  if (!status.ok()) load_errors_.Record(name, status.message());
+  return status;
+}
+
 Status ModelRepository::Load(const std::string& name, const ModelLoadParameters& params) {
+  return Recorded(name, LoadUnrecorded(name, params));
+}
+
+Status ModelRepository::LoadUnrecorded(const std::string& name, const ModelLoadParameters& params) {
   NEREID_RETURN_IF_ERROR(ValidateModelName(name));
   {
     MutexLock lock(mu_);
@@ -222,7 +231,7 @@ Status ModelRepository::ReloadFromDirectory(const std::string& name,
   LoadPlan plan;
   plan.dir = dir;
   plan.reusable = reusable;
-  return LoadAndRevalidate(name, plan);
+  return Recorded(name, LoadAndRevalidate(name, plan));
 }
 
 Status ModelRepository::LoadAndRevalidate(const std::string& name, const LoadPlan& plan) {

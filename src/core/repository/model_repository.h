@@ -36,6 +36,7 @@
 #include "core/model/backend_registry.h"
 #include "core/model/model_version.h"
 #include "core/repository/config_resolver.h"
+#include "core/repository/load_error_log.h"
 #include "core/repository/load_override.h"
 #include "core/repository/served_version.h"
 #include "core/repository/version_state.h"
@@ -91,6 +92,8 @@ class ModelRepository {
   // are (their files did not change). Errors as Load.
   Status ReloadFromDirectory(const std::string& name, const std::filesystem::path& dir,
                              const std::set<int64_t>& reusable) EXCLUDES(mu_);
+  // The last load failures of Load, ReloadFromDirectory and LoadAll (bounded; oldest first).
+  std::vector<LoadError> RecentLoadErrors() const { return load_errors_.Recent(); }
   // POLL mode: the model's directory appears in more than one root: unload it and mark it so.
   void MarkDuplicate(const std::string& name) EXCLUDES(mu_);
   // POLL mode: the model's directory is gone: unload it and drop it from the index once unloaded.
@@ -143,6 +146,10 @@ class ModelRepository {
   using ServingTable = std::map<std::string, std::map<int64_t, std::shared_ptr<ModelVersion>>>;
 
   explicit ModelRepository(const Options& options);
+  // Load without recording a failure in load_errors_.
+  Status LoadUnrecorded(const std::string& name, const ModelLoadParameters& params) EXCLUDES(mu_);
+  // Records a failed `status` of loading `name` in load_errors_; returns it.
+  Status Recorded(const std::string& name, Status status);
   Status LoadWithPlan(const std::string& name, const LoadPlan& plan) EXCLUDES(mu_);
   // LoadWithPlan, then (when it succeeded) RevalidateDependents.
   Status LoadAndRevalidate(const std::string& name, const LoadPlan& plan) EXCLUDES(mu_);
@@ -181,6 +188,7 @@ class ModelRepository {
   std::map<std::string, ModelEntry> models_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<Mutex>> load_mutexes_ GUARDED_BY(mu_);
   std::atomic<std::shared_ptr<const ServingTable>> serving_;
+  LoadErrorLog load_errors_;
 };
 
 }  // namespace nereid

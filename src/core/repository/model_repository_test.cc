@@ -188,6 +188,27 @@ TEST_F(RepositoryTest, FailedVersionIsReportedInTritonsWords) {
   EXPECT_EQ(s.message().back(), ';') << s.message();
 }
 
+TEST_F(RepositoryTest, FailedLoadsAreKeptInTheRecentLoadErrors) {
+  EXPECT_TRUE(repo_->RecentLoadErrors().empty());
+  WriteModel("good", IdentityConfig("good"));
+  ASSERT_TRUE(repo_->Load("good", {}).ok());
+  EXPECT_TRUE(repo_->RecentLoadErrors().empty());
+  Status missing = repo_->Load("absent", {});
+  ASSERT_FALSE(missing.ok());
+  WriteModel("m", IdentityConfig("m", 8,
+                                 "output [ { name: \"OUTPUT1\" data_type: TYPE_FP32 "
+                                 "dims: [ -1 ] } ]\n"));
+  Status bad = repo_->Load("m", {});
+  ASSERT_FALSE(bad.ok());
+  const std::vector<LoadError> errors = repo_->RecentLoadErrors();
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].model, "absent");
+  EXPECT_EQ(errors[0].reason, missing.message());
+  EXPECT_EQ(errors[1].model, "m");
+  EXPECT_EQ(errors[1].reason, bad.message());
+  EXPECT_LE(errors[0].time, errors[1].time);
+}
+
 TEST_F(RepositoryTest, LoadReevaluatesTheVersionPolicy) {
   WriteModel("m", IdentityConfig("m"));
   ASSERT_TRUE(repo_->Load("m", {}).ok());

@@ -126,6 +126,10 @@ std::vector<Status> InferenceServer::LoadAtStart() {
   return {};
 }
 
+std::vector<LoadError> InferenceServer::RecentLoadErrors() const {
+  return repository_->RecentLoadErrors();
+}
+
 std::vector<RepositoryIndexEntry> InferenceServer::RepositoryIndex(bool ready_only) const {
   std::vector<RepositoryIndexEntry> out;
   for (const ModelStatus& m : repository_->Index(ready_only)) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "core/cache/response_cache.h"
+#include "core/repository/load_error_log.h"
 #include "core/repository/load_override.h"
 #include "core/request/inference_request.h"
 #include "core/server/admission.h"
@@ -195,6 +197,13 @@ class InferenceServer {
 
   int64_t InflightCount() const { return admission_->inflight(); }
 
+  // How long ago this server was created (steady clock).
+  std::chrono::steady_clock::duration Uptime() const {
+    return std::chrono::steady_clock::now() - started_;
+  }
+  // The last model load failures, oldest first (bounded; LoadErrorLog).
+  std::vector<LoadError> RecentLoadErrors() const;
+
   // The shared memory extension's regions (system and CUDA API); never null.
   SharedMemoryManager& shared_memory() const { return *shared_memory_; }
 
@@ -204,6 +213,7 @@ class InferenceServer {
 
   ServerOptions options_;
   ServerMetadata metadata_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::unique_ptr<BackendRegistry> registry_;
   std::unique_ptr<ModelRepository> repository_;  // declared after registry_: destroyed first
   std::unique_ptr<RepositoryPoller> poller_;     // POLL mode only

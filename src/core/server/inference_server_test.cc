@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/config/test_temp_dir.h"
+#include "core/request/test_request.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -23,19 +24,7 @@ constexpr char kInt32Override[] =
         "input": [{"name": "INPUT0", "data_type": "TYPE_INT32", "dims": [2]}],
         "output": [{"name": "OUTPUT0", "data_type": "TYPE_INT32", "dims": [2]}]})";
 
-std::unique_ptr<InferenceRequest> Fp32Request() {
-  auto r = std::make_unique<InferenceRequest>();
-  r->model_name = "m";
-  auto data = std::make_shared<const std::string>(8, '\0');
-  InferInput in;
-  in.name = "INPUT0";
-  in.data_type = DataType::kFp32;
-  in.shape = {2};
-  in.data = std::span<const char>(data->data(), data->size());
-  r->inputs.push_back(std::move(in));
-  r->KeepAlive(data);
-  return r;
-}
+std::unique_ptr<InferenceRequest> Fp32Request() { return testing::ZeroFp32Request("m", {2}); }
 
 Status RunRequest(InferenceServer& server, std::unique_ptr<InferenceRequest> request,
                   std::optional<ServedModel> model = std::nullopt) {

@@ -82,6 +82,7 @@ void ModelStats::RecordSuccess(int64_t batch_size, uint64_t request_start, uint6
                              std::memory_order_relaxed);
   success_.Add(l.request_ns);
   queue_ns_.fetch_add(l.queue_ns, std::memory_order_relaxed);
+  queue_histogram_.Record(l.queue_ns);
   compute_input_ns_.fetch_add(l.compute_input_ns, std::memory_order_relaxed);
   compute_infer_ns_.fetch_add(l.compute_infer_ns, std::memory_order_relaxed);
   compute_output_ns_.fetch_add(l.compute_output_ns, std::memory_order_relaxed);
@@ -91,7 +92,9 @@ void ModelStats::RecordSuccess(int64_t batch_size, uint64_t request_start, uint6
 void ModelStats::RecordCacheHit(uint64_t request_start, uint64_t queue_start, uint64_t lookup_start,
                                 uint64_t lookup_end) {
   success_.Add(Span(request_start, lookup_end));
-  queue_ns_.fetch_add(Span(queue_start, lookup_start), std::memory_order_relaxed);
+  const uint64_t queue_ns = Span(queue_start, lookup_start);
+  queue_ns_.fetch_add(queue_ns, std::memory_order_relaxed);
+  queue_histogram_.Record(queue_ns);
   cache_hit_.Add(Span(lookup_start, lookup_end));
 }
 
@@ -155,6 +158,7 @@ ModelStatsSnapshot ModelStats::Snapshot() const {
   const uint64_t n = s.success.count;
   const uint64_t computed = n - std::min(n, s.cache_hit.count);
   s.queue = {n, queue_ns_.load(std::memory_order_relaxed)};
+  s.queue_histogram = queue_histogram_.Load();
   s.compute_input = {computed, compute_input_ns_.load(std::memory_order_relaxed)};
   s.compute_infer = {computed, compute_infer_ns_.load(std::memory_order_relaxed)};
   s.compute_output = {computed, compute_output_ns_.load(std::memory_order_relaxed)};

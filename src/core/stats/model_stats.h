@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "common/thread_annotations.h"
+#include "core/stats/log2_histogram.h"
 
 namespace nereid {
 
@@ -89,7 +90,9 @@ struct ModelStatsSnapshot {
   bool cache_enabled = false;  // the version uses the response cache
   std::array<uint64_t, kFailureReasonCount> fail_by_reason{};  // indexed by FailureReason
   int64_t pending_requests = 0;
-  std::vector<BatchStat> batch_stats;                  // executed sizes only, ascending
+  std::vector<BatchStat> batch_stats;  // executed sizes only, ascending
+  // The queue time of every successful request (cache hits included), for percentiles.
+  Log2HistogramCounts queue_histogram{};
   std::map<std::string, ResponseStat> response_stats;  // keyed by response index
   std::vector<MemoryUsage> memory_usage;
 };
@@ -214,6 +217,7 @@ class ModelStats {
   std::atomic<uint64_t> queue_ns_{0}, compute_input_ns_{0}, compute_infer_ns_{0},
       compute_output_ns_{0};
   AtomicDuration cache_hit_, cache_miss_;
+  Log2Histogram queue_histogram_;
   bool cache_enabled_ = false;  // set before the version serves
   std::array<std::atomic<uint64_t>, kFailureReasonCount> fail_by_reason_{};
   std::unique_ptr<AtomicBatch[]> batches_;  // index = batch size - 1

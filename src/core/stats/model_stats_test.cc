@@ -50,6 +50,21 @@ TEST(ModelStatsTest, SuccessRecordsEveryPhase) {
   EXPECT_EQ(s.batch_stats[0].compute_infer.ns, 200u);
 }
 
+TEST(ModelStatsTest, QueueTimesOfSuccessesAndCacheHitsAreBucketed) {
+  ModelStats stats(8);
+  // queue: compute_start (1000 + 3000) - queue_start (1000) = 3 µs -> bucket [2, 4) µs.
+  stats.RecordSuccess(1, 1000, 1000, Exec(4000, 10, 20, 30), 5000);
+  // a cache hit: lookup_start - queue_start = 1.5 µs -> bucket [1, 2) µs.
+  stats.RecordCacheHit(0, 0, 1500, 1600);
+  stats.RecordFailure(FailureReason::kBackend, 0, 900000);  // failures are not queued time
+  const ModelStatsSnapshot s = stats.Snapshot();
+  uint64_t total = 0;
+  for (uint64_t c : s.queue_histogram) total += c;
+  EXPECT_EQ(total, 2u);
+  EXPECT_EQ(s.queue_histogram[2], 1u);
+  EXPECT_EQ(s.queue_histogram[1], 1u);
+}
+
 TEST(ModelStatsTest, NonBatchingModelCountsOneInference) {
   ModelStats stats(0);
   const ExecutionTimes exec = Exec(10, 1, 1, 1);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "core/server/inference_server.h"
 #include "frontends/http/http_server.h"
@@ -12,6 +13,8 @@
 #include "frontends/http/shm_handlers.h"
 #include "frontends/http/stats_codec.h"
 #include "frontends/http/status_mapping.h"
+#include "frontends/http/status_page.h"
+#include "frontends/http/status_page_data.h"
 
 namespace nereid {
 namespace {
@@ -81,6 +84,19 @@ void HandleLogging(InferenceServer*, const HttpHandlerOptions&, HttpRequest& req
   responder->Send(HttpResponse::Json(200, EncodeLogSettings(logging::CurrentSettings())));
 }
 
+// The status page (beyond Triton; docs/operations.md): HTML, never cached.
+void HandleStatusPage(InferenceServer* server, const HttpHandlerOptions&, HttpRequest&,
+                      const RouteParams&, Responder responder) {
+  HttpResponse r = HttpResponse::Empty(200);
+  r.headers.Add("Content-Type", "text/html; charset=utf-8");
+  r.headers.Add("Cache-Control", "no-store");
+  // Defence in depth behind the escaping: the page needs inline style and nothing else.
+  r.headers.Add("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
+  r.headers.Add("X-Content-Type-Options", "nosniff");
+  r.body.Append(RenderStatusPage(CollectStatusPageData(*server)));
+  responder->Send(std::move(r));
+}
+
 struct Route {
   unsigned methods;
   std::string_view pattern;
@@ -143,6 +159,23 @@ bool Refused(const std::optional<Restriction>& restriction, const HttpRequest& r
 
 Status RegisterTritonRoutes(InferenceServer* server, const HttpHandlerOptions& options,
                             HttpRouter* router) {
+  if (options.status_page) {
+    // The page shows what the statistics, model-repository and metadata endpoints do, so a
+    // request must pass every one of those restrictions (docs/operations.md, "Status page").
+    std::vector<std::optional<Restriction>> restrictions;
+    for (C c : {C::kStatistics, C::kModelRepository, C::kMetadata}) {
+      if (const Restriction* r = options.restricted.Get(c)) restrictions.push_back(*r);
+    }
+    NEREID_RETURN_IF_ERROR(
+        router->Add(kHttpGet, "/",
+                    [server, options, restrictions](HttpRequest& request, const RouteParams& p,
+                                                    Responder responder) {
+                      for (const std::optional<Restriction>& r : restrictions) {
+                        if (Refused(r, request, responder)) return;
+                      }
+                      HandleStatusPage(server, options, request, p, std::move(responder));
+                    }));
+  }
   for (const Route& route : kRoutes) {
     NEREID_RETURN_IF_ERROR(
         router->Add(route.methods, route.pattern,
@@ -162,6 +195,7 @@ StatusOr<std::unique_ptr<HttpServer>> StartTritonHttpServer(const HttpServerOpti
   HttpHandlerOptions handler_options;
   handler_options.max_input_size = options.max_input_size;
   handler_options.restricted = options.restricted;
+  handler_options.status_page = options.status_page;
   handler_options.inline_slots =
       std::make_shared<std::atomic<int>>(std::max(0, options.thread_count - 1));
   NEREID_RETURN_IF_ERROR(RegisterTritonRoutes(server, handler_options, router.get()));

@@ -8,6 +8,8 @@
 //   POST /v2/repository/...                           model repository (repository_handlers.h)
 //   GET  /v2/models[/{m}[/versions/{v}]]/stats        statistics extension (stats_codec.h)
 //   GET|POST /v2/{system,cuda}sharedmemory/...        shared memory extension (shm_handlers.h)
+//   GET  /                                            the status page (beyond Triton;
+//   status_page.h)
 // Other extension routes (trace, logging, generate) answer 404 until registered here, one line
 // each.
 //
@@ -37,6 +39,9 @@ struct HttpHandlerOptions {
   // --http-restricted-api: a restricted endpoint answers 403 {"error":"This API is restricted,
   // expecting header '<key>'"} unless the request has header <key> (any case) equal to <value>.
   RestrictedFeatures restricted;
+  // --allow-status-page: GET / serves the HTML status page (status_page.h); otherwise it answers
+  // 404 as Triton does.
+  bool status_page = true;
 };
 
 Status RegisterTritonRoutes(InferenceServer* server, const HttpHandlerOptions& options,

@@ -54,6 +54,7 @@ struct HttpServerOptions {
   std::chrono::milliseconds read_timeout = std::chrono::seconds(60);
   size_t max_connections = 0;     // open connections served at once; 0: no limit
   RestrictedFeatures restricted;  // used by Triton's routes (handlers.h)
+  bool status_page = true;        // --allow-status-page (handlers.h)
 };
 
 class HttpServer {

@@ -11,12 +11,16 @@ namespace {
 
 constexpr size_t kMaxSegments = 16;
 
-// Splits "/a/b/c" into {"a","b","c"}. Returns false when the path does not start with '/' or has
-// more than kMaxSegments segments. Empty segments ("//", trailing "/") are kept so they fail to
-// match any pattern.
+// Splits "/a/b/c" into {"a","b","c"} and "/" alone into no segment. Returns false when the path
+// does not start with '/' or has more than kMaxSegments segments. Empty segments ("//", trailing
+// "/") are kept so they fail to match any pattern.
 bool SplitPath(std::string_view path, std::array<std::string_view, kMaxSegments>* parts,
                size_t* count) {
   if (path.empty() || path[0] != '/') return false;
+  if (path.size() == 1) {
+    *count = 0;
+    return true;
+  }
   size_t n = 0;
   size_t pos = 1;
   while (true) {

@@ -5,6 +5,7 @@
 //   {version}  a non-negative decimal integer (anything else answers 400)
 // and at most one optional group in square brackets, e.g.
 //   "/v2/models/{model}[/versions/{version}]/infer"
+// The pattern "/" matches the root path alone.
 // Routes are tried in the order they were added; the first whose pattern and method match wins.
 // A path that matches only with another method answers 405 {"error":"Method Not Allowed"}; a
 // path that matches nothing answers 404 {"error":"Not Found"}.

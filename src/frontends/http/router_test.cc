@@ -141,6 +141,16 @@ TEST_F(RouterTest, ExtensionRoutesAreOneLineEach) {
   EXPECT_EQ(Route(HttpMethod::kGet, "/v2/models/stats"), "model_metadata");
 }
 
+TEST_F(RouterTest, RootPatternMatchesTheRootAlone) {
+  Add(kHttpGet, "/", "root");
+  EXPECT_EQ(Route(HttpMethod::kGet, "/"), "root");
+  EXPECT_EQ(Route(HttpMethod::kGet, "/?refresh=1"), "root");
+  EXPECT_EQ(Route(HttpMethod::kPost, "/"), "405");
+  EXPECT_EQ(Route(HttpMethod::kGet, "//"), "404");
+  EXPECT_EQ(Route(HttpMethod::kGet, "/index.html"), "404");
+  EXPECT_EQ(Route(HttpMethod::kGet, "/v2"), "server_metadata");
+}
+
 TEST(RouterPatternTest, RejectsMalformedPatterns) {
   HttpRouter router;
   auto noop = [](HttpRequest&, const RouteParams&, std::shared_ptr<HttpResponder>) {};
