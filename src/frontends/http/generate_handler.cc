@@ -1,0 +1,141 @@
+#include "frontends/http/generate_handler.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/logging.h"
+#include "common/thread_annotations.h"
+#include "core/server/inference_server.h"
+#include "frontends/http/json_generate_codec.h"
+#include "frontends/http/status_mapping.h"
+
+namespace nereid {
+namespace {
+
+constexpr std::string_view kSseContentType = "text/event-stream; charset=utf-8";
+constexpr std::string_view kNotOneResponse =
+    "generate expects model to produce exactly 1 response, use generate stream for model that "
+    "generates various number of responses";
+
+using Result = StatusOr<std::unique_ptr<InferenceResponse>>;
+
+// The responses of one generate request, from the executor threads that deliver them.
+class GenerateCall {
+ public:
+  GenerateCall(std::shared_ptr<HttpResponder> responder, bool streaming,
+               std::shared_ptr<CancelToken> cancel)
+      : responder_(std::move(responder)), streaming_(streaming), cancel_(std::move(cancel)) {}
+
+  // One response; `final` for the request's last callback.
+  void OnResult(Result result, bool final) {
+    bool error = false;
+    std::string piece;  // the response's JSON (or error JSON); empty for a flags-only FINAL
+    if (!result.ok()) {
+      error = true;
+      LOG_VERBOSE(1, "[request id: <id_unknown>] Infer failed: {}", result.status().message());
+      piece = ErrorJson(result.status().message());
+    } else if (!(*result)->empty_final) {
+      StatusOr<std::string> json = EncodeGenerateResponse(**result);
+      error = !json.ok();
+      piece = json.ok() ? std::move(*json) : ErrorJson(json.status().message());
+    }
+    if (streaming_) return Stream(std::move(piece), error, final);
+    Collect(std::move(piece), error, final);
+  }
+
+ private:
+  void Stream(std::string piece, bool error, bool final) {
+    std::shared_ptr<HttpBodyStream> stream;
+    {
+      MutexLock lock(mu_);
+      if (stream_ == nullptr) {
+        // The first response fixes the status and starts the chunked reply.
+        stream_ = std::make_shared<HttpBodyStream>();
+        HttpResponse r = HttpResponse::Empty(error ? 400 : 200);
+        r.headers.Add("Content-Type", std::string(kSseContentType));
+        if (!piece.empty()) r.body.Append(SseEvent(piece));
+        r.stream = stream_;
+        if (final) stream_->Close();
+        responder_->Send(std::move(r));
+        return;
+      }
+      stream = stream_;
+    }
+    if (!piece.empty() && !stream->Push(SseEvent(piece))) cancel_->Cancel();
+    if (final) stream->Close();
+  }
+
+  void Collect(std::string piece, bool error, bool final) {
+    MutexLock lock(mu_);
+    if (!piece.empty()) {
+      if (pieces_.empty()) first_error_ = error;
+      pieces_.push_back(std::move(piece));
+    }
+    if (!final) return;
+    if (pieces_.size() != 1) {
+      responder_->Send(ErrorResponse(400, kNotOneResponse));
+      return;
+    }
+    responder_->Send(HttpResponse::Json(first_error_ ? 400 : 200, std::move(pieces_[0])));
+  }
+
+  const std::shared_ptr<HttpResponder> responder_;
+  const bool streaming_;
+  const std::shared_ptr<CancelToken> cancel_;
+  Mutex mu_;
+  std::shared_ptr<HttpBodyStream> stream_ GUARDED_BY(mu_);
+  std::vector<std::string> pieces_ GUARDED_BY(mu_);
+  bool first_error_ GUARDED_BY(mu_) = false;
+};
+
+std::vector<GenerateInputSpec> InputSpecs(const ModelMetadata& metadata) {
+  std::vector<GenerateInputSpec> specs;
+  specs.reserve(metadata.inputs.size());
+  for (const TensorMetadata& t : metadata.inputs) {
+    GenerateInputSpec spec;
+    spec.name = t.name;
+    spec.data_type = DataTypeFromWireName(t.datatype).value_or(DataType::kInvalid);
+    spec.shape.assign(t.shape.begin(), t.shape.end());
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+void Generate(InferenceServer* server, HttpRequest& request, const RouteParams& p,
+              std::shared_ptr<HttpResponder> responder, bool streaming) {
+  StatusOr<ModelMetadata> metadata = server->GetModelMetadata(p.model, p.version);
+  if (!metadata.ok()) return responder->Send(ErrorResponse(metadata.status()));
+  if (const std::string* coding = request.headers.Find("Content-Encoding");
+      coding != nullptr && !EqualsIgnoreCase(*coding, "identity")) {
+    return responder->Send(
+        ErrorResponse(400, "Unsupported content-encoding, only 'identity' is supported."));
+  }
+  const std::vector<GenerateInputSpec> specs = InputSpecs(*metadata);
+  StatusOr<std::unique_ptr<InferenceRequest>> decoded =
+      DecodeGenerateRequest(*request.body, specs, p.model, p.version);
+  if (!decoded.ok()) {
+    LOG_VERBOSE(1, "[request id: <id_unknown>] Infer failed: {}", decoded.status().message());
+    return responder->Send(ErrorResponse(400, decoded.status().message()));
+  }
+  auto cancel = std::make_shared<CancelToken>();
+  auto call = std::make_shared<GenerateCall>(std::move(responder), streaming, cancel);
+  std::unique_ptr<InferenceRequest> infer = std::move(*decoded);
+  infer->cancel_token = cancel;
+  infer->on_response = [call](Result r) { call->OnResult(std::move(r), false); };
+  server->InferAsync(std::move(infer), [call](Result r) { call->OnResult(std::move(r), true); });
+}
+
+}  // namespace
+
+void HandleGenerate(InferenceServer* server, const HttpHandlerOptions&, HttpRequest& request,
+                    const RouteParams& params, std::shared_ptr<HttpResponder> responder) {
+  Generate(server, request, params, std::move(responder), false);
+}
+
+void HandleGenerateStream(InferenceServer* server, const HttpHandlerOptions&, HttpRequest& request,
+                          const RouteParams& params, std::shared_ptr<HttpResponder> responder) {
+  Generate(server, request, params, std::move(responder), true);
+}
+
+}  // namespace nereid
