@@ -1,6 +1,8 @@
 #include "frontends/http/generate_handler.h"
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -27,8 +29,17 @@ class GenerateCall {
                std::shared_ptr<CancelToken> cancel)
       : responder_(std::move(responder)), streaming_(streaming), cancel_(std::move(cancel)) {}
 
+  // InferAsync is running on this thread: a result delivered meanwhile on it is a refusal before
+  // inference (validation), which Triton answers as a plain JSON error, not as a stream.
+  void BeginSubmit() { submitter_ = std::this_thread::get_id(); }
+  void EndSubmit() { submitter_ = std::thread::id(); }
+
   // One response; `final` for the request's last callback.
   void OnResult(Result result, bool final) {
+    if (final && !result.ok() && submitter_.load() == std::this_thread::get_id()) {
+      LOG_VERBOSE(1, "[request id: <id_unknown>] Infer failed: {}", result.status().message());
+      return responder_->Send(ErrorResponse(400, result.status().message()));
+    }
     bool error = false;
     std::string piece;  // the response's JSON (or error JSON); empty for a flags-only FINAL
     if (!result.ok()) {
@@ -83,6 +94,7 @@ class GenerateCall {
   const std::shared_ptr<HttpResponder> responder_;
   const bool streaming_;
   const std::shared_ptr<CancelToken> cancel_;
+  std::atomic<std::thread::id> submitter_{};
   Mutex mu_;
   std::shared_ptr<HttpBodyStream> stream_ GUARDED_BY(mu_);
   std::vector<std::string> pieces_ GUARDED_BY(mu_);
@@ -123,7 +135,9 @@ void Generate(InferenceServer* server, HttpRequest& request, const RouteParams& 
   std::unique_ptr<InferenceRequest> infer = std::move(*decoded);
   infer->cancel_token = cancel;
   infer->on_response = [call](Result r) { call->OnResult(std::move(r), false); };
+  call->BeginSubmit();
   server->InferAsync(std::move(infer), [call](Result r) { call->OnResult(std::move(r), true); });
+  call->EndSubmit();
 }
 
 }  // namespace
