@@ -8,13 +8,13 @@ statistics of a /generate_stream request on it, read back with the HTTP and gRPC
 import asyncio
 import http.client
 import json
-import queue
 import time
 
 import numpy as np
 import pytest
 
 from client_support import GrpcServer, grpcclient, grpcclient_aio, httpclient
+from stream_support import ResultStream, final_flag
 
 SQUARE = """name: "{name}"
 backend: "square"
@@ -79,31 +79,12 @@ def square_input(n, dtype=np.int32):
     return [t]
 
 
-class Stream:
-    def __init__(self, server):
-        self.client = grpcclient.InferenceServerClient(server.target())
-        self.results = queue.Queue()
-        self.client.start_stream(
-            callback=lambda result, error: self.results.put((result, error)))
+class Stream(ResultStream):
+    """A stream sending square requests."""
 
     def send(self, model, n, request_id="", empty_final=True):
         self.client.async_stream_infer(model, square_input(n), request_id=request_id,
                                        enable_empty_final_response=empty_final)
-
-    def take(self, n, timeout=20):
-        return [self.results.get(timeout=timeout) for _ in range(n)]
-
-    def nothing_more(self, wait=0.5):
-        with pytest.raises(queue.Empty):
-            self.results.get(timeout=wait)
-
-    def close(self):
-        self.client.stop_stream()
-        self.client.close()
-
-
-def final_flag(result):
-    return result.get_response().parameters["triton_final_response"].bool_param
 
 
 @pytest.mark.parametrize("n", [1, 3, 10])

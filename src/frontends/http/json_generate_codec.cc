@@ -173,25 +173,6 @@ Status MapObject(const Value& object, std::span<const GenerateInputSpec> inputs,
   return Status::Ok();
 }
 
-void WriteParameter(const ParameterValue& value, JsonWriter& w) {
-  std::visit(
-      [&w](const auto& v) {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, bool>) {
-          w.Bool(v);
-        } else if constexpr (std::is_same_v<T, int64_t>) {
-          w.Int64(v);
-        } else if constexpr (std::is_same_v<T, uint64_t>) {
-          w.Uint64(v);
-        } else if constexpr (std::is_same_v<T, double>) {
-          w.Double(v);
-        } else {
-          WriteJsonString(w, v);
-        }
-      },
-      value);
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<InferenceRequest>> DecodeGenerateRequest(
@@ -233,7 +214,7 @@ StatusOr<std::string> EncodeGenerateResponse(const InferenceResponse& response) 
     if (const auto* s = std::get_if<std::string>(&item)) {
       WriteJsonString(w, *s);
     } else if (const auto* p = std::get_if<const ParameterValue*>(&item)) {
-      WriteParameter(**p, w);
+      WriteParameterValue(w, **p);
     } else {
       const InferOutput& out = *std::get<const InferOutput*>(item);
       int64_t count = 1;
