@@ -262,6 +262,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void StartStream(HttpResponse& response, bool close_after);
   void PumpStream();
   void OnStreamWrite(beast::error_code ec);
+  void AppendStreamPiece(std::string_view piece);  // one chunk, or raw bytes for HTTP/1.0
   void Linger();
   void LingerRead();
   void MaybeClose();
@@ -292,6 +293,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool stream_writing_ = false;
   bool stream_done_ = false;  // the last chunk is in stream_out_
   bool stream_close_after_ = false;
+  bool stream_chunked_ = true;  // false for an HTTP/1.0 client: raw bytes, then close
   std::array<char, 4096> linger_buffer_;
   SessionLifecycle state_;  // moved only through Move (http_session_state.h)
   bool reading_ = false;    // a request is being read (a receive may be outstanding)
@@ -643,7 +645,9 @@ void Session::DoWrite() {
   Pending& p = pending_.front();
   HttpResponse& r = *p.response;
   const bool last = pending_.size() == 1 && (read_closed() || draining_) && !reading_;
-  const bool close_after = r.close_connection || !p.keep_alive || last;
+  // An HTTP/1.0 client knows no chunked body: a streamed one ends with the connection.
+  const bool close_after =
+      r.close_connection || !p.keep_alive || last || (r.stream != nullptr && p.version < 11);
   WriteResponseHead(r, close_after, p.version, &write_header_);
   if (r.stream != nullptr) {
     if (!p.head) return StartStream(r, close_after);
@@ -683,9 +687,10 @@ void Session::OnWrite(beast::error_code ec, bool close_after) {
 void Session::StartStream(HttpResponse& response, bool close_after) {
   body_stream_ = response.stream;
   stream_close_after_ = close_after;
+  stream_chunked_ = pending_.front().version >= 11;
   stream_done_ = false;
   stream_out_ = write_header_;
-  response.body.ForEachBuffer([this](std::string_view v) { AppendChunk(v, &stream_out_); });
+  response.body.ForEachBuffer([this](std::string_view v) { AppendStreamPiece(v); });
   stream_writing_ = true;  // the head goes first; pieces pushed meanwhile wait for it
   body_stream_->SetWaker([weak = weak_from_this(), gate = core_->gate]() {
     MutexLock lock(gate->mu);
@@ -706,17 +711,23 @@ void Session::PumpStream() {
   bool last = false;
   std::vector<std::string> pieces = body_stream_->Take(&last);
   stream_out_.clear();
-  for (const std::string& piece : pieces) AppendChunk(piece, &stream_out_);
+  for (const std::string& piece : pieces) AppendStreamPiece(piece);
   if (last) {
-    stream_out_.append(kLastChunk);
+    if (stream_chunked_) stream_out_.append(kLastChunk);
     stream_done_ = true;
   }
+  if (stream_out_.empty() && stream_done_) return OnStreamWrite({});
   if (stream_out_.empty()) return;
   stream_writing_ = true;
   net::async_write(stream_, net::buffer(stream_out_),
                    [self = shared_from_this()](beast::error_code ec, size_t) {
                      RunGuarded(*self, [&] { self->OnStreamWrite(ec); });
                    });
+}
+
+void Session::AppendStreamPiece(std::string_view piece) {
+  if (stream_chunked_) return AppendChunk(piece, &stream_out_);
+  stream_out_.append(piece);
 }
 
 void Session::OnStreamWrite(beast::error_code ec) {

@@ -452,5 +452,19 @@ TEST_F(HttpServerTest, StreamOfAClosedConnectionIsAbandoned) {
   EXPECT_EQ(next.Read().body, "/ok");
 }
 
+TEST_F(HttpServerTest, StreamedBodyToAnHttp10ClientEndsWithTheConnection) {
+  auto stream = std::make_shared<HttpBodyStream>();
+  StartServer(StreamingHandler(stream));
+  Client c(server_->port());
+  c.Send("GET /stream HTTP/1.0\r\n\r\n");
+  const std::string head = c.ReadUntil("first");
+  EXPECT_EQ(head.find("Transfer-Encoding"), std::string::npos) << head;
+  EXPECT_NE(head.find("Connection: close\r\n\r\nfirst"), std::string::npos) << head;
+  EXPECT_TRUE(stream->Push("second"));
+  EXPECT_EQ(c.ReadUntil("second"), "second");
+  stream->Close();
+  EXPECT_TRUE(c.ClosedWithin5s());
+}
+
 }  // namespace
 }  // namespace nereid

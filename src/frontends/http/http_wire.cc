@@ -90,7 +90,8 @@ void WriteResponseHead(const HttpResponse& response, bool close, unsigned reques
     h.append(name).append(": ").append(value).append("\r\n");
   }
   if (response.stream != nullptr) {
-    h.append("Transfer-Encoding: chunked\r\n");
+    // HTTP/1.0 has no chunked coding: the body then ends when the connection closes.
+    if (request_version >= 11) h.append("Transfer-Encoding: chunked\r\n");
   } else {
     h.append("Content-Length: ").append(std::to_string(response.body.size())).append("\r\n");
   }

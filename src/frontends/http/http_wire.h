@@ -19,7 +19,8 @@ std::string_view ReasonPhrase(int status);
 // fields of `response` are ignored (the server owns them), as is any field containing CR or LF.
 // `request_version` is 10 or 11: an HTTP/1.0 client that keeps the connection is told so.
 // A response with a body stream (HttpResponse::stream) gets "Transfer-Encoding: chunked" instead
-// of Content-Length.
+// of Content-Length (neither for an HTTP/1.0 request: that body ends with the connection, which
+// the caller closes).
 void WriteResponseHead(const HttpResponse& response, bool close, unsigned request_version,
                        std::string* out);
 
