@@ -292,3 +292,20 @@ def test_restricted_inference_covers_generate():
             status, _, data = post(s, "square_int32", route, {"IN": 1},
                                    headers={"infer-key": "secret"})
             assert status == 200, data
+
+
+def test_concurrent_generate_and_streams(server):
+    # Triton's test_race_condition: replies built on executor threads while the connections'
+    # threads write them; every request must get its whole answer.
+    import concurrent.futures
+
+    def one(k):
+        route, n = ("generate", 1) if k % 2 else ("generate_stream", 1 + k % 4)
+        status, _, body = post(server, "square_int32", route, {"IN": n, "param": "x"})
+        assert status == 200, body
+        got = [json.loads(body)] if route == "generate" else events(body)
+        assert [e["OUT"] for e in got] == [n] * n
+        return k
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+        assert sorted(pool.map(one, range(100))) == list(range(100))

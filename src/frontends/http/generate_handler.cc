@@ -1,6 +1,7 @@
 #include "frontends/http/generate_handler.h"
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -56,39 +57,43 @@ class GenerateCall {
   }
 
  private:
+  // The responder is called with no lock held (it may run the connection's code inline).
   void Stream(std::string piece, bool error, bool final) {
     std::shared_ptr<HttpBodyStream> stream;
+    std::optional<HttpResponse> start;
     {
       MutexLock lock(mu_);
       if (stream_ == nullptr) {
-        // The first response fixes the status and starts the chunked reply.
+        // The first response fixes the status and starts the chunked reply; pieces pushed
+        // before the reply is written wait in the stream.
         stream_ = std::make_shared<HttpBodyStream>();
-        HttpResponse r = HttpResponse::Empty(error ? 400 : 200);
-        r.headers.Add("Content-Type", std::string(kSseContentType));
-        if (!piece.empty()) r.body.Append(SseEvent(piece));
-        r.stream = stream_;
-        if (final) stream_->Close();
-        responder_->Send(std::move(r));
-        return;
+        start.emplace(HttpResponse::Empty(error ? 400 : 200));
+        start->headers.Add("Content-Type", std::string(kSseContentType));
+        if (!piece.empty()) start->body.Append(SseEvent(piece));
+        start->stream = stream_;
+        piece.clear();
       }
       stream = stream_;
     }
     if (!piece.empty() && !stream->Push(SseEvent(piece))) cancel_->Cancel();
     if (final) stream->Close();
+    if (start) responder_->Send(std::move(*start));
   }
 
   void Collect(std::string piece, bool error, bool final) {
-    MutexLock lock(mu_);
-    if (!piece.empty()) {
-      if (pieces_.empty()) first_error_ = error;
-      pieces_.push_back(std::move(piece));
+    std::optional<HttpResponse> reply;
+    {
+      MutexLock lock(mu_);
+      if (!piece.empty()) {
+        if (pieces_.empty()) first_error_ = error;
+        pieces_.push_back(std::move(piece));
+      }
+      if (!final) return;
+      reply.emplace(pieces_.size() != 1
+                        ? ErrorResponse(400, kNotOneResponse)
+                        : HttpResponse::Json(first_error_ ? 400 : 200, std::move(pieces_[0])));
     }
-    if (!final) return;
-    if (pieces_.size() != 1) {
-      responder_->Send(ErrorResponse(400, kNotOneResponse));
-      return;
-    }
-    responder_->Send(HttpResponse::Json(first_error_ ? 400 : 200, std::move(pieces_[0])));
+    responder_->Send(std::move(*reply));
   }
 
   const std::shared_ptr<HttpResponder> responder_;
