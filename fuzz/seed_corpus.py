@@ -225,6 +225,15 @@ def log_settings_bodies():
             b'[]', b'{', b""]
 
 
+def generate_bodies():
+    """Generate extension bodies (fuzz_json_generate's input specs: TEXT, COUNT, FLAG, X, U)."""
+    return [b'{"TEXT":"hello","COUNT":3,"FLAG":true,"X":[1,2,3,4],"U":[1,2,3]}',
+            b'{"TEXT":["a","b"],"parameters":{"COUNT":1,"top_k":5,"t":0.5,"s":"x"}}',
+            b'{"COUNT":1,"COUNT":2}', b'{"X":[1,2,3]}', b'{"COUNT":[[1,2]]}',
+            b'{"parameters":1}', b'{"parameters":{"nested":{"a":1}}}', b'{"p":[1]}',
+            b'{"U":[-1]}', b'{"X":[NaN,Infinity]}', b'[]', b'{', b""]
+
+
 def cache_values():
     """Values in core/cache/cache_value.h's format: one FP32 output, one BYTES output, none."""
     def value(key, outputs):
@@ -255,6 +264,7 @@ def main():
         "fuzz_shm": shm_bodies(),
         "fuzz_log_settings": log_settings_bodies(),
         "fuzz_cache_value": cache_values(),
+        "fuzz_json_generate": generate_bodies(),
         "fuzz_http_framing": [r for r in http_requests() if b"Transfer-Encoding" in r]
         + [b"Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
            b"\r\n\r\nGET / HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\ncontent-length: 1\r\n\r\n"],

@@ -52,7 +52,9 @@ Fixtures (--fixtures DIR), one repository per sub-directory:
                   no_versions. All but not_onnx/no_model_file carry the valid add/sub model.
   DIR/single_good simple only.
   DIR/decoupled   repeat_int32 (backend "repeat", Triton's QA decoupled model: IN INT32 [-1],
-                  DELAY UINT32 [-1], WAIT UINT32 [1] -> OUT INT32 [1], IDX UINT32 [1]).
+                  DELAY UINT32 [-1], WAIT UINT32 [1] -> OUT INT32 [1], IDX UINT32 [1]);
+                  square_int32 (backend "square", Triton's QA decoupled model: IN INT32 [1] ->
+                  OUT INT32 [1], N = IN[0] responses of OUT = [N]).
   DIR/management  models for model management tests (see fixture_management): warmup_ok,
                   warmup_bad_size, warmup_bad_input, warmup_escape, labelled, labels_escape,
                   slow_warmup.
@@ -1169,6 +1171,9 @@ def fixture_decoupled(repo):
          tensor_cfg("WAIT", "TYPE_UINT32", [1])],
         [tensor_cfg("OUT", "TYPE_INT32", [1]), tensor_cfg("IDX", "TYPE_UINT32", [1])],
         0, backend="repeat", extra=decoupled))
+    write_backend_model(repo, "square_int32", config(
+        "square_int32", [tensor_cfg("IN", "TYPE_INT32", [1])],
+        [tensor_cfg("OUT", "TYPE_INT32", [1])], 0, backend="square", extra=decoupled))
 
 
 def write_fixtures(root):

@@ -10,28 +10,16 @@
 #include <cstring>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/config_reader.h"
+#include "common/response_threads.h"
 #include "nereid/backend_api.h"
 
 namespace nereid::backends::repeat {
 namespace {
-
-std::string ShapeText(std::span<const int64_t> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-const backend::TensorRef* Find(std::span<const backend::TensorRef> inputs, std::string_view name) {
-  for (const auto& t : inputs) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
-}
 
 // What one request asks for, copied out of the request before Execute returns.
 struct Job {
@@ -40,9 +28,9 @@ struct Job {
 };
 
 StatusOr<Job> ReadJob(std::span<const backend::TensorRef> inputs, uint32_t* wait_ms) {
-  const backend::TensorRef* in = Find(inputs, "IN");
-  const backend::TensorRef* delay = Find(inputs, "DELAY");
-  const backend::TensorRef* wait = Find(inputs, "WAIT");
+  const backend::TensorRef* in = FindTensor(inputs, "IN");
+  const backend::TensorRef* delay = FindTensor(inputs, "DELAY");
+  const backend::TensorRef* wait = FindTensor(inputs, "WAIT");
   if (in == nullptr || delay == nullptr || wait == nullptr) {
     return InvalidArgument("expected inputs IN, DELAY and WAIT");
   }
@@ -59,8 +47,8 @@ StatusOr<Job> ReadJob(std::span<const backend::TensorRef> inputs, uint32_t* wait
                            std::string(DataTypeWireName(wait->data_type)));
   }
   if (!std::equal(in->shape.begin(), in->shape.end(), delay->shape.begin(), delay->shape.end())) {
-    return InvalidArgument("expected IN and DELAY shape to match, got " + ShapeText(in->shape) +
-                           " and " + ShapeText(delay->shape));
+    return InvalidArgument("expected IN and DELAY shape to match, got " + ShapeToString(in->shape) +
+                           " and " + ShapeToString(delay->shape));
   }
   if (wait->data.size() != sizeof(uint32_t)) {
     return InvalidArgument("unexpected size for WAIT input");
@@ -82,13 +70,7 @@ StatusOr<Job> ReadJob(std::span<const backend::TensorRef> inputs, uint32_t* wait
 void SendAll(const Job& job, const std::shared_ptr<backend::ResponseSender>& sender) {
   const int64_t one[] = {1};
   for (size_t e = 0; e < job.in.size(); ++e) {
-    // Sleep in small steps so a cancelled request stops soon.
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(job.delay[e]);
-    while (std::chrono::steady_clock::now() < until && !sender->IsCancelled()) {
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-          std::chrono::milliseconds(5), until - std::chrono::steady_clock::now()));
-    }
-    if (sender->IsCancelled()) {
+    if (!SleepUnlessCancelled(*sender, std::chrono::milliseconds(job.delay[e]))) {
       (void)sender->SendError(Status(StatusCode::kCancelled, "cancelled"), backend::kResponseFinal);
       return;
     }
@@ -104,15 +86,6 @@ void SendAll(const Job& job, const std::shared_ptr<backend::ResponseSender>& sen
 
 class RepeatInstance final : public backend::ModelInstance {
  public:
-  ~RepeatInstance() override {
-    std::vector<std::thread> threads;
-    {
-      std::lock_guard lock(mu_);
-      threads.swap(threads_);
-    }
-    for (auto& t : threads) t.join();
-  }
-
   Status Execute(const backend::ExecuteArgs& args) override {
     if (args.senders.size() != 1) {
       return InvalidArgument("the repeat backend needs a decoupled model without batching");
@@ -120,20 +93,14 @@ class RepeatInstance final : public backend::ModelInstance {
     uint32_t wait_ms = 0;
     StatusOr<Job> job = ReadJob(args.inputs, &wait_ms);
     if (!job.ok()) return job.status();
-    try {
-      std::lock_guard lock(mu_);
-      threads_.emplace_back(
-          [job = std::move(*job), sender = args.senders[0]]() { SendAll(job, sender); });
-    } catch (const std::exception& e) {
-      return Internal(std::string("repeat: ") + e.what());
-    }
+    NEREID_RETURN_IF_ERROR(threads_.Start(
+        "repeat", [job = std::move(*job), sender = args.senders[0]]() { SendAll(job, sender); }));
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     return Status::Ok();
   }
 
  private:
-  std::mutex mu_;
-  std::vector<std::thread> threads_;  // joined at destruction
+  ResponseThreads threads_;  // joined at destruction
 };
 
 class RepeatModel final : public backend::Model {

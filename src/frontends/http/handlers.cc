@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/server/inference_server.h"
+#include "frontends/http/generate_handler.h"
 #include "frontends/http/http_server.h"
 #include "frontends/http/infer_handler.h"
 #include "frontends/http/log_settings_codec.h"
@@ -109,6 +110,9 @@ using C = RestrictedCategory;
 // One line per endpoint; order matters only between overlapping patterns (first match wins).
 constexpr Route kRoutes[] = {
     {kHttpPost, "/v2/models/{model}[/versions/{version}]/infer", &HandleInfer,  // hot path first
+     C::kInference},
+    {kHttpPost, "/v2/models/{model}[/versions/{version}]/generate", &HandleGenerate, C::kInference},
+    {kHttpPost, "/v2/models/{model}[/versions/{version}]/generate_stream", &HandleGenerateStream,
      C::kInference},
     {kHttpGet, "/v2", &HandleServerMetadata, C::kMetadata},
     {kHttpGet, "/v2/health/live", &HandleLive, C::kHealth},

@@ -8,10 +8,10 @@
 //   POST /v2/repository/...                           model repository (repository_handlers.h)
 //   GET  /v2/models[/{m}[/versions/{v}]]/stats        statistics extension (stats_codec.h)
 //   GET|POST /v2/{system,cuda}sharedmemory/...        shared memory extension (shm_handlers.h)
+//   POST /v2/models/{m}[/versions/{v}]/generate[_stream]  generate extension (generate_handler.h)
 //   GET  /                                            the status page (beyond Triton;
 //   status_page.h)
-// Other extension routes (trace, logging, generate) answer 404 until registered here, one line
-// each.
+// Other extension routes (trace) answer 404 until registered here, one line each.
 //
 // Thread-safety: handlers run concurrently on I/O threads; they only call the thread-safe
 // facade. Lifetime: `server` must outlive the router and every HttpServer using it.

@@ -257,6 +257,12 @@ class Session : public std::enable_shared_from_this<Session> {
   void QueueError(int code, std::string_view message);
   void DoWrite();
   void OnWrite(beast::error_code ec, bool close_after);
+  // A response with a body stream (HttpBodyStream): the head and first chunk, then each piece as
+  // it is pushed, then the last chunk; OnWrite follows as for any response.
+  void StartStream(HttpResponse& response, bool close_after);
+  void PumpStream();
+  void OnStreamWrite(beast::error_code ec);
+  void AppendStreamPiece(std::string_view piece);  // one chunk, or raw bytes for HTTP/1.0
   void Linger();
   void LingerRead();
   void MaybeClose();
@@ -282,6 +288,12 @@ class Session : public std::enable_shared_from_this<Session> {
   std::deque<Pending> pending_;    // read, not yet written; references stay valid on push_back
   std::string write_header_;
   std::vector<net::const_buffer> write_buffers_;
+  std::shared_ptr<HttpBodyStream> body_stream_;  // the response being streamed, if any
+  std::string stream_out_;                       // chunks being written
+  bool stream_writing_ = false;
+  bool stream_done_ = false;  // the last chunk is in stream_out_
+  bool stream_close_after_ = false;
+  bool stream_chunked_ = true;  // false for an HTTP/1.0 client: raw bytes, then close
   std::array<char, 4096> linger_buffer_;
   SessionLifecycle state_;  // moved only through Move (http_session_state.h)
   bool reading_ = false;    // a request is being read (a receive may be outstanding)
@@ -633,8 +645,14 @@ void Session::DoWrite() {
   Pending& p = pending_.front();
   HttpResponse& r = *p.response;
   const bool last = pending_.size() == 1 && (read_closed() || draining_) && !reading_;
-  const bool close_after = r.close_connection || !p.keep_alive || last;
+  // An HTTP/1.0 client knows no chunked body: a streamed one ends with the connection.
+  const bool close_after =
+      r.close_connection || !p.keep_alive || last || (r.stream != nullptr && p.version < 11);
   WriteResponseHead(r, close_after, p.version, &write_header_);
+  if (r.stream != nullptr) {
+    if (!p.head) return StartStream(r, close_after);
+    r.stream->Abandon();
+  }
   const std::string& h = write_header_;
   write_buffers_.clear();
   write_buffers_.emplace_back(h.data(), h.size());
@@ -666,6 +684,60 @@ void Session::OnWrite(beast::error_code ec, bool close_after) {
   MaybeClose();
 }
 
+void Session::StartStream(HttpResponse& response, bool close_after) {
+  body_stream_ = response.stream;
+  stream_close_after_ = close_after;
+  stream_chunked_ = pending_.front().version >= 11;
+  stream_done_ = false;
+  stream_out_ = write_header_;
+  response.body.ForEachBuffer([this](std::string_view v) { AppendStreamPiece(v); });
+  stream_writing_ = true;  // the head goes first; pieces pushed meanwhile wait for it
+  body_stream_->SetWaker([weak = weak_from_this(), gate = core_->gate]() {
+    MutexLock lock(gate->mu);
+    if (!gate->open) return;
+    std::shared_ptr<Session> s = weak.lock();
+    if (s == nullptr) return;
+    const Executor ex = s->executor();
+    net::post(ex, [s]() { RunGuarded(*s, [&] { s->PumpStream(); }); });
+  });
+  net::async_write(stream_, net::buffer(stream_out_),
+                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                     RunGuarded(*self, [&] { self->OnStreamWrite(ec); });
+                   });
+}
+
+void Session::PumpStream() {
+  if (body_stream_ == nullptr || stream_writing_ || stream_done_ || closed()) return;
+  bool last = false;
+  std::vector<std::string> pieces = body_stream_->Take(&last);
+  stream_out_.clear();
+  for (const std::string& piece : pieces) AppendStreamPiece(piece);
+  if (last) {
+    if (stream_chunked_) stream_out_.append(kLastChunk);
+    stream_done_ = true;
+  }
+  if (stream_out_.empty() && stream_done_) return OnStreamWrite({});
+  if (stream_out_.empty()) return;
+  stream_writing_ = true;
+  net::async_write(stream_, net::buffer(stream_out_),
+                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                     RunGuarded(*self, [&] { self->OnStreamWrite(ec); });
+                   });
+}
+
+void Session::AppendStreamPiece(std::string_view piece) {
+  if (stream_chunked_) return AppendChunk(piece, &stream_out_);
+  stream_out_.append(piece);
+}
+
+void Session::OnStreamWrite(beast::error_code ec) {
+  stream_writing_ = false;
+  if (ec || closed()) return Close();
+  if (!stream_done_) return PumpStream();
+  body_stream_.reset();
+  OnWrite(ec, stream_close_after_);
+}
+
 // Half-close, then discard what the client still sends (e.g. the rest of an oversized body)
 // for a moment, so the kernel does not answer it with a reset that destroys our reply.
 void Session::Linger() {
@@ -695,6 +767,8 @@ void Session::MaybeClose() {
 void Session::Close() {
   if (closed()) return;
   Move(SessionState::kClosed);
+  if (body_stream_ != nullptr) body_stream_->Abandon();  // its producer may stop
+  body_stream_.reset();
   SetPhase(Phase::kNone);
   timer_.cancel();  // its handler holds this session
   beast::error_code ignored;

@@ -393,5 +393,78 @@ TEST_F(HttpServerTest, ManyConcurrentClients) {
   EXPECT_EQ(ok.load(), 400);
 }
 
+// A handler answering "/stream" with a chunked body: "first", then whatever `stream` gets.
+HttpHandler StreamingHandler(std::shared_ptr<HttpBodyStream> stream) {
+  return [stream](HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
+    if (r.Path() != "/stream") {
+      HttpResponse resp = HttpResponse::Empty(200);
+      resp.body.Append(std::string(r.Path()));
+      return responder->Send(std::move(resp));
+    }
+    HttpResponse resp = HttpResponse::Empty(200);
+    resp.headers.Add("Content-Type", "text/event-stream; charset=utf-8");
+    resp.body.Append("first");
+    resp.stream = stream;
+    responder->Send(std::move(resp));
+  };
+}
+
+TEST_F(HttpServerTest, StreamedBodyIsWrittenPieceByPiece) {
+  auto stream = std::make_shared<HttpBodyStream>();
+  StartServer(StreamingHandler(stream));
+  Client c(server_->port());
+  c.Send(Get("/stream") + Get("/after"));  // the second is answered once the stream ends
+  const std::string head = c.ReadUntil("first\r\n");
+  EXPECT_NE(head.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << head;
+  EXPECT_EQ(head.find("Content-Length"), std::string::npos) << head;
+  EXPECT_NE(head.find("\r\n\r\n5\r\nfirst\r\n"), std::string::npos) << head;
+  // Each piece goes out when it is pushed, not when the stream ends.
+  EXPECT_TRUE(stream->Push("second"));
+  EXPECT_EQ(c.ReadUntil("second\r\n"), "6\r\nsecond\r\n");
+  EXPECT_TRUE(stream->Push(std::string(300, 'x')));
+  EXPECT_EQ(c.ReadUntil("x\r\n"), "12c\r\n" + std::string(300, 'x') + "\r\n");
+  stream->Close();
+  EXPECT_EQ(c.ReadUntil("0\r\n\r\n"), "0\r\n\r\n");
+  Reply after = c.Read();
+  EXPECT_EQ(after.status, 200);
+  EXPECT_EQ(after.body, "/after");
+}
+
+TEST_F(HttpServerTest, StreamOfAClosedConnectionIsAbandoned) {
+  auto stream = std::make_shared<HttpBodyStream>();
+  StartServer(StreamingHandler(stream));
+  {
+    Client c(server_->port());
+    c.Send(Get("/stream"));
+    ASSERT_FALSE(c.ReadUntil("first\r\n").empty());
+  }
+  // The writes after the close fail; the stream then refuses pieces so its producer can stop.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  bool refused = false;
+  while (!refused && std::chrono::steady_clock::now() < deadline) {
+    refused = !stream->Push(std::string(4096, 'y'));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_TRUE(stream->abandoned());
+  Client next(server_->port());
+  next.Send(Get("/ok"));
+  EXPECT_EQ(next.Read().body, "/ok");
+}
+
+TEST_F(HttpServerTest, StreamedBodyToAnHttp10ClientEndsWithTheConnection) {
+  auto stream = std::make_shared<HttpBodyStream>();
+  StartServer(StreamingHandler(stream));
+  Client c(server_->port());
+  c.Send("GET /stream HTTP/1.0\r\n\r\n");
+  const std::string head = c.ReadUntil("first");
+  EXPECT_EQ(head.find("Transfer-Encoding"), std::string::npos) << head;
+  EXPECT_NE(head.find("Connection: close\r\n\r\nfirst"), std::string::npos) << head;
+  EXPECT_TRUE(stream->Push("second"));
+  EXPECT_EQ(c.ReadUntil("second"), "second");
+  stream->Close();
+  EXPECT_TRUE(c.ClosedWithin5s());
+}
+
 }  // namespace
 }  // namespace nereid

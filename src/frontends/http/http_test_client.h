@@ -80,6 +80,18 @@ class Client {
     return r;
   }
 
+  // Reads until `marker` has arrived and returns everything up to and including it; empty when the
+  // connection ended or the read timed out first.
+  std::string ReadUntil(std::string_view marker) {
+    size_t at;
+    while ((at = buf_.find(marker)) == std::string::npos) {
+      if (!Fill()) return "";
+    }
+    std::string out = buf_.substr(0, at + marker.size());
+    buf_.erase(0, at + marker.size());
+    return out;
+  }
+
   // True when the server closed the connection (EOF) with nothing more to read.
   bool ClosedByServer() { return buf_.empty() && !Fill(); }
 

@@ -102,4 +102,63 @@ HttpResponse HttpResponse::Json(int status, std::string json) {
   return r;
 }
 
+bool HttpBodyStream::Push(std::string piece) {
+  {
+    MutexLock lock(mu_);
+    if (abandoned_) return false;
+    if (closed_ || piece.empty()) return true;
+    pieces_.push_back(std::move(piece));
+  }
+  Wake();
+  return true;
+}
+
+void HttpBodyStream::Close() {
+  {
+    MutexLock lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+  }
+  Wake();
+}
+
+bool HttpBodyStream::abandoned() const {
+  MutexLock lock(mu_);
+  return abandoned_;
+}
+
+void HttpBodyStream::SetWaker(std::function<void()> wake) {
+  bool pending = false;
+  {
+    MutexLock lock(mu_);
+    wake_ = std::make_shared<std::function<void()>>(std::move(wake));
+    pending = !pieces_.empty() || closed_;
+  }
+  if (pending) Wake();
+}
+
+std::vector<std::string> HttpBodyStream::Take(bool* closed) {
+  MutexLock lock(mu_);
+  std::vector<std::string> out;
+  out.swap(pieces_);
+  *closed = closed_;
+  return out;
+}
+
+void HttpBodyStream::Abandon() {
+  MutexLock lock(mu_);
+  abandoned_ = true;
+  pieces_.clear();
+  wake_.reset();
+}
+
+void HttpBodyStream::Wake() {
+  std::shared_ptr<std::function<void()>> wake;
+  {
+    MutexLock lock(mu_);
+    wake = wake_;
+  }
+  if (wake != nullptr && *wake) (*wake)();
+}
+
 }  // namespace nereid

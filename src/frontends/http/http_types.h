@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/thread_annotations.h"
+
 namespace nereid {
 
 enum class HttpMethod : unsigned char {
@@ -97,12 +99,46 @@ class HttpBody {
   size_t size_ = 0;
 };
 
+// The rest of a streamed response body (Transfer-Encoding: chunked, e.g. server-sent events): a
+// producer pushes pieces from any thread and closes it; the server writes each piece as one chunk
+// as soon as its connection can, then the terminating chunk after Close. Thread-safe.
+class HttpBodyStream {
+ public:
+  // Queues `piece` (empty pieces are skipped). Returns false, dropping it, once the connection is
+  // gone: the producer may stop.
+  bool Push(std::string piece);
+  // No more pieces. Later Push calls are dropped.
+  void Close();
+  bool abandoned() const;
+
+  // Server side. `wake` is called (from the pushing thread, no lock held) after each Push and
+  // Close, and at once when something is already waiting; it must not block.
+  void SetWaker(std::function<void()> wake);
+  // Moves out every piece pushed so far; *closed is true when Close was called and nothing
+  // remains.
+  std::vector<std::string> Take(bool* closed);
+  // The connection is gone: pieces are dropped from now on and the waker is released.
+  void Abandon();
+
+ private:
+  void Wake();
+
+  mutable Mutex mu_;
+  std::vector<std::string> pieces_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
+  bool abandoned_ GUARDED_BY(mu_) = false;
+  std::shared_ptr<std::function<void()>> wake_ GUARDED_BY(mu_);
+};
+
 struct HttpResponse {
   int status = 200;
   // Content-Length and Connection are written by the server; everything else comes from here.
   HttpHeaders headers;
   HttpBody body;
   bool close_connection = false;  // close after this response is written
+  // When set, the response is sent with Transfer-Encoding: chunked: `body` (if any) as the first
+  // chunk, then the stream's pieces as they come (HttpBodyStream).
+  std::shared_ptr<HttpBodyStream> stream;
 
   static HttpResponse Empty(int status);
   static HttpResponse Json(int status, std::string json);

@@ -1,5 +1,7 @@
 #include "frontends/http/http_wire.h"
 
+#include <cstdio>
+
 namespace nereid {
 namespace {
 
@@ -87,7 +89,12 @@ void WriteResponseHead(const HttpResponse& response, bool close, unsigned reques
     }
     h.append(name).append(": ").append(value).append("\r\n");
   }
-  h.append("Content-Length: ").append(std::to_string(response.body.size())).append("\r\n");
+  if (response.stream != nullptr) {
+    // HTTP/1.0 has no chunked coding: the body then ends when the connection closes.
+    if (request_version >= 11) h.append("Transfer-Encoding: chunked\r\n");
+  } else {
+    h.append("Content-Length: ").append(std::to_string(response.body.size())).append("\r\n");
+  }
   if (close) {
     h.append("Connection: close\r\n");
   } else if (request_version < 11) {
@@ -174,6 +181,15 @@ std::string HostFromAddress(std::string_view address) {
     address = address.substr(1, address.size() - 2);
   }
   return std::string(address);
+}
+
+void AppendChunk(std::string_view piece, std::string* out) {
+  if (piece.empty()) return;
+  char size[20];
+  const int n = std::snprintf(size, sizeof(size), "%zx\r\n", piece.size());
+  out->append(size, static_cast<size_t>(n));
+  out->append(piece);
+  out->append("\r\n");
 }
 
 }  // namespace nereid

@@ -18,6 +18,9 @@ std::string_view ReasonPhrase(int status);
 // [Connection: close|keep-alive\r\n]\r\n". Content-Length, Connection and Transfer-Encoding
 // fields of `response` are ignored (the server owns them), as is any field containing CR or LF.
 // `request_version` is 10 or 11: an HTTP/1.0 client that keeps the connection is told so.
+// A response with a body stream (HttpResponse::stream) gets "Transfer-Encoding: chunked" instead
+// of Content-Length (neither for an HTTP/1.0 request: that body ends with the connection, which
+// the caller closes).
 void WriteResponseHead(const HttpResponse& response, bool close, unsigned request_version,
                        std::string* out);
 
@@ -56,5 +59,10 @@ size_t FramingSafePrefix(std::string_view pending, bool at_start);
 // fields when it also has a Transfer-Encoding whose last coding is chunked; nullopt otherwise
 // (nothing to do, or a non-chunked Transfer-Encoding, which the parser refuses itself).
 std::optional<std::string> DropContentLengthWhenChunked(std::string_view head, bool at_start);
+
+// Appends `piece` to `out` as one chunk of a chunked body: "<hex size>\r\n<piece>\r\n". An empty
+// piece appends nothing (a zero-size chunk would end the body).
+void AppendChunk(std::string_view piece, std::string* out);
+inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
 }  // namespace nereid

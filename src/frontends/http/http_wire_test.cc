@@ -93,5 +93,20 @@ TEST(HttpWireTest, ChunkedWinsOverContentLength) {
       std::nullopt);
 }
 
+TEST(HttpWireTest, StreamedResponseIsChunked) {
+  HttpResponse r = HttpResponse::Empty(200);
+  r.stream = std::make_shared<HttpBodyStream>();
+  std::string head;
+  WriteResponseHead(r, false, 11, &head);
+  EXPECT_NE(head.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << head;
+  EXPECT_EQ(head.find("Content-Length"), std::string::npos) << head;
+  std::string body;
+  AppendChunk("", &body);
+  EXPECT_EQ(body, "");
+  AppendChunk(std::string(26, 'x'), &body);
+  EXPECT_EQ(body, "1a\r\n" + std::string(26, 'x') + "\r\n");
+  EXPECT_EQ(kLastChunk, "0\r\n\r\n");
+}
+
 }  // namespace
 }  // namespace nereid

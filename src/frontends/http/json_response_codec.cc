@@ -14,22 +14,7 @@ void WriteParameters(const Parameters& params, JsonWriter& w) {
   w.StartObject();
   for (const auto& [key, value] : params) {
     WriteJsonKey(w, key);
-    std::visit(
-        [&w](const auto& v) {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, bool>) {
-            w.Bool(v);
-          } else if constexpr (std::is_same_v<T, int64_t>) {
-            w.Int64(v);
-          } else if constexpr (std::is_same_v<T, uint64_t>) {
-            w.Uint64(v);
-          } else if constexpr (std::is_same_v<T, double>) {
-            w.Double(v);
-          } else {
-            WriteJsonString(w, v);
-          }
-        },
-        value);
+    WriteParameterValue(w, value);
   }
   w.EndObject();
 }

@@ -6,6 +6,10 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
+
+#include "core/request/parameters.h"
 
 namespace nereid {
 
@@ -30,6 +34,26 @@ inline void WriteJsonString(JsonWriter& w, std::string_view s) {
 
 inline void WriteJsonKey(JsonWriter& w, std::string_view s) {
   w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+// A request or response parameter as its JSON value (bool, integer, number or string).
+inline void WriteParameterValue(JsonWriter& w, const ParameterValue& value) {
+  std::visit(
+      [&w](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          w.Bool(v);
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          w.Int64(v);
+        } else if constexpr (std::is_same_v<T, uint64_t>) {
+          w.Uint64(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          w.Double(v);
+        } else {
+          WriteJsonString(w, v);
+        }
+      },
+      value);
 }
 
 }  // namespace nereid
