@@ -1,0 +1,249 @@
+"""Issue 17 item 7 / issue 15 remainder through Triton's own client: decoupled composing models in
+ensembles (REFERENCE-2 §7.3). Every response of the decoupled `repeat` step feeds the steps after
+it as a separate flow and each flow is one ensemble response on the gRPC stream, then a
+flags-only FINAL; an ensemble with a decoupled step is decoupled itself (unary protocols refuse
+it); `max_inflight_requests` bounds the downstream steps in flight (observed through timing);
+a step's error ends the request with the ensemble's prefix and the stream stays open."""
+
+import asyncio
+import queue
+import time
+
+import numpy as np
+import pytest
+
+from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
+                            httpclient)
+from ensemble_repo import step, tensor, write_model
+
+REPEAT = f'''name: "repeat_int32"
+backend: "repeat"
+max_batch_size: 0
+model_transaction_policy {{ decoupled: true }}
+input [ {tensor("IN", "TYPE_INT32", [-1])}, {tensor("DELAY", "TYPE_UINT32", [-1])},
+        {tensor("WAIT", "TYPE_UINT32", [1])} ]
+output [ {tensor("OUT", "TYPE_INT32", [1])}, {tensor("IDX", "TYPE_UINT32", [1])} ]
+instance_group [ {{ count: 1 kind: KIND_CPU }} ]
+'''
+
+IDENTITY = f'''name: "identity_int32"
+backend: "identity"
+max_batch_size: 0
+input [ {tensor("INPUT0", "TYPE_INT32", [1])} ]
+output [ {tensor("OUTPUT0", "TYPE_INT32", [1])} ]
+instance_group [ {{ count: 1 kind: KIND_CPU }} ]
+'''
+
+
+def repeat_then(name, second, limit=None):
+    """IN/DELAY/WAIT -> repeat_int32 -> (OUT, IDX); OUT -> `second` -> FINAL_OUT."""
+    if second == "identity_int32":
+        second_step = step("identity_int32", {"INPUT0": "t_out"}, {"OUTPUT0": "FINAL_OUT"})
+        extra_inputs = ""
+    else:  # a second repeat: one response per flow after DELAY2 ms, then its FINAL
+        second_step = step("repeat_int32", {"IN": "t_out", "DELAY": "DELAY2", "WAIT": "WAIT"},
+                           {"OUT": "FINAL_OUT"})
+        extra_inputs = ", " + tensor("DELAY2", "TYPE_UINT32", [-1])
+    limit_text = f"max_inflight_requests: {limit}" if limit is not None else ""
+    return f'''name: "{name}"
+platform: "ensemble"
+max_batch_size: 0
+input [ {tensor("IN", "TYPE_INT32", [-1])}, {tensor("DELAY", "TYPE_UINT32", [-1])},
+        {tensor("WAIT", "TYPE_UINT32", [1])}{extra_inputs} ]
+output [ {tensor("FINAL_OUT", "TYPE_INT32", [1])}, {tensor("IDX", "TYPE_UINT32", [1])} ]
+ensemble_scheduling {{
+  step [ {step("repeat_int32", {"IN": "IN", "DELAY": "DELAY", "WAIT": "WAIT"},
+               {"OUT": "t_out", "IDX": "IDX"})}, {second_step} ]
+  {limit_text}
+}}
+'''
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ensemble-decoupled")
+    write_model(root, "repeat_int32", REPEAT)
+    write_model(root, "identity_int32", IDENTITY)
+    write_model(root, "fan_identity", repeat_then("fan_identity", "identity_int32"))
+    write_model(root, "fan_repeat_unlimited", repeat_then("fan_repeat_unlimited", "repeat"))
+    write_model(root, "fan_repeat_limit1", repeat_then("fan_repeat_limit1", "repeat", limit=1))
+    s = GrpcServer([str(root)], name="client-ensemble-decoupled").start()
+    yield s
+    assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def inputs(values, delays=None, delay2=None, client=grpcclient):
+    arrays = [("IN", np.array(values, np.int32)),
+              ("DELAY", np.array(delays or [0] * len(values), np.uint32)),
+              ("WAIT", np.array([0], np.uint32))]
+    if delay2 is not None:
+        arrays.append(("DELAY2", np.array(delay2, np.uint32)))
+    out = []
+    for name, a in arrays:
+        t = client.InferInput(name, list(a.shape), "INT32" if a.dtype == np.int32 else "UINT32")
+        t.set_data_from_numpy(a)
+        out.append(t)
+    return out
+
+
+class Stream:
+    def __init__(self, server):
+        self.client = grpcclient.InferenceServerClient(server.target())
+        self.results = queue.Queue()
+        self.client.start_stream(callback=lambda result, error: self.results.put((result, error)))
+
+    def take(self, n, timeout=20):
+        return [self.results.get(timeout=timeout) for _ in range(n)]
+
+    def nothing_more(self, wait=0.5):
+        with pytest.raises(queue.Empty):
+            self.results.get(timeout=wait)
+
+    def close(self):
+        self.client.stop_stream()
+        self.client.close()
+
+
+def final_flag(result):
+    return result.get_response().parameters["triton_final_response"].bool_param
+
+
+def test_each_response_of_the_decoupled_step_is_one_ensemble_response(server):
+    s = Stream(server)
+    try:
+        s.client.async_stream_infer("fan_identity", inputs([4, 5, 6]), request_id="fan",
+                                    enable_empty_final_response=True)
+        got = s.take(4)
+        s.nothing_more()
+    finally:
+        s.close()
+    for i, (result, error) in enumerate(got[:3]):
+        assert error is None
+        assert result.as_numpy("FINAL_OUT").tolist() == [4 + i]
+        assert result.as_numpy("IDX").tolist() == [i]
+        assert result.get_response().id == "fan"
+        assert result.get_response().model_name == "fan_identity"
+        assert final_flag(result) is False
+    last, error = got[3]
+    assert error is None and final_flag(last) is True and list(last.get_response().outputs) == []
+
+
+def test_no_response_from_the_decoupled_step_gives_only_the_final(server):
+    s = Stream(server)
+    try:
+        s.client.async_stream_infer("fan_identity", inputs([]), request_id="none",
+                                    enable_empty_final_response=True)
+        (last, error), = s.take(1)
+        assert error is None and final_flag(last) is True
+        s.nothing_more()
+    finally:
+        s.close()
+
+
+def test_ensemble_with_a_decoupled_step_is_decoupled(server):
+    g = grpcclient.InferenceServerClient(server.target())
+    try:
+        config = g.get_model_config("fan_identity", as_json=True)["config"]
+        assert config["model_transaction_policy"]["decoupled"] is True
+        with pytest.raises(InferenceServerException) as e:
+            g.infer("fan_identity", inputs([1]))
+        assert "ModelInfer RPC doesn't support models with decoupled transaction policy" in \
+            e.value.message()
+    finally:
+        g.close()
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    with pytest.raises(InferenceServerException) as e:
+        h.infer("fan_identity", inputs([1], client=httpclient))
+    assert "HTTP end point doesn't support models with decoupled transaction policy" in str(e.value)
+    assert h.get_model_config("fan_repeat_limit1")["ensemble_scheduling"][
+        "max_inflight_requests"] == 1
+
+
+def timed_fan(server, model, n, delay_ms):
+    s = Stream(server)
+    try:
+        start = time.monotonic()
+        s.client.async_stream_infer(model, inputs(list(range(n)), delay2=[delay_ms]),
+                                    request_id=model)
+        got = s.take(n)
+        elapsed = time.monotonic() - start
+        s.nothing_more(0.2)
+    finally:
+        s.close()
+    assert all(e is None for r, e in got), got
+    assert sorted(r.as_numpy("FINAL_OUT").tolist()[0] for r, e in got) == list(range(n))
+    return elapsed
+
+
+def test_max_inflight_requests_bounds_the_downstream_steps(server):
+    # 8 responses, each feeding a downstream repeat that answers after 100 ms. Unlimited, the 8
+    # downstream steps overlap (~0.1 s); with max_inflight_requests 1 they run one at a time
+    # (>= 0.8 s), and the client sees no error.
+    unlimited = timed_fan(server, "fan_repeat_unlimited", 8, 100)
+    limited = timed_fan(server, "fan_repeat_limit1", 8, 100)
+    assert limited >= 0.75, (limited, unlimited)
+    assert unlimited < limited / 2, (limited, unlimited)
+
+
+def test_error_from_a_step_ends_the_request_and_keeps_the_stream(server):
+    s = Stream(server)
+    try:
+        # The downstream repeat gets IN [1] and DELAY2 [2]: each of its runs fails.
+        s.client.async_stream_infer("fan_repeat_unlimited", inputs([1, 2], delay2=[0, 0]),
+                                    request_id="bad")
+        (result, error), = s.take(1)
+        assert isinstance(error, InferenceServerException)
+        assert error.message() == ("in ensemble 'fan_repeat_unlimited', expected IN and DELAY "
+                                   "shape to match, got [1] and [2]")
+        s.nothing_more()
+        s.client.async_stream_infer("fan_identity", inputs([9]), request_id="after")
+        (result, error), = s.take(1)
+        assert error is None and result.as_numpy("FINAL_OUT").tolist() == [9]
+    finally:
+        s.close()
+
+
+def test_statistics_count_the_ensemble_once_and_each_step_per_flow(server):
+    g = grpcclient.InferenceServerClient(server.target())
+
+    def counts(model):
+        st = g.get_inference_statistics(model, as_json=True)["model_stats"][0]
+        return int(st["inference_stats"]["success"].get("count", 0))
+
+    try:
+        before = {m: counts(m) for m in ("fan_identity", "repeat_int32", "identity_int32")}
+        s = Stream(server)
+        try:
+            s.client.async_stream_infer("fan_identity", inputs([1, 2, 3, 4, 5]), request_id="st")
+            s.take(5)
+        finally:
+            s.close()
+        time.sleep(0.2)
+        after = {m: counts(m) for m in before}
+    finally:
+        g.close()
+    assert after["fan_identity"] - before["fan_identity"] == 1
+    assert after["repeat_int32"] - before["repeat_int32"] == 1
+    assert after["identity_int32"] - before["identity_int32"] == 5
+
+
+def test_aio_stream_through_a_decoupled_ensemble(server):
+    async def run():
+        client = grpcclient_aio.InferenceServerClient(server.target())
+
+        async def requests():
+            yield {"model_name": "fan_identity", "inputs": inputs([7, 8], client=grpcclient_aio),
+                   "request_id": "aio"}
+
+        got = []
+        try:
+            async for result, error in client.stream_infer(requests()):
+                assert error is None
+                got.append(result.as_numpy("FINAL_OUT").tolist())
+                if len(got) == 2:
+                    break
+        finally:
+            await client.close()
+        return got
+
+    assert asyncio.run(run()) == [[7], [8]]
