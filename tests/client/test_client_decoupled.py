@@ -5,7 +5,6 @@ requests on one stream, per-response errors with the stream kept open, and the r
 decoupled models by unary ModelInfer and HTTP /infer."""
 
 import asyncio
-import queue
 import time
 
 import numpy as np
@@ -13,6 +12,8 @@ import pytest
 
 from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
                             httpclient)
+import stream_support
+from stream_support import final_flag
 from tritonclient.grpc._utils import _get_inference_request  # Triton's client's own builder
 
 REPEAT_CONFIG = """name: "repeat_int32"
@@ -77,33 +78,13 @@ def repeat_inputs(values, delays=None, wait=0, delay_dtype=np.uint32):
     return tensors
 
 
-class Stream:
-    """One ModelStreamInfer stream whose callback results land in a queue."""
-
-    def __init__(self, server, headers=None):
-        self.client = grpcclient.InferenceServerClient(server.target())
-        self.results = queue.Queue()
-        self.client.start_stream(callback=lambda result, error: self.results.put((result, error)), headers=headers)
+class Stream(stream_support.Stream):
+    """A stream to repeat_int32."""
 
     def send(self, values, request_id="", delays=None, empty_final=False, **kw):
         self.client.async_stream_infer("repeat_int32", repeat_inputs(values, delays, **kw),
                                        request_id=request_id,
                                        enable_empty_final_response=empty_final)
-
-    def take(self, n, timeout=20):
-        return [self.results.get(timeout=timeout) for _ in range(n)]
-
-    def nothing_more(self, wait=0.5):
-        with pytest.raises(queue.Empty):
-            self.results.get(timeout=wait)
-
-    def close(self):
-        self.client.stop_stream()
-        self.client.close()
-
-
-def final_flag(result):
-    return result.get_response().parameters["triton_final_response"].bool_param
 
 
 @pytest.mark.parametrize("count", [1, 5, 100])

@@ -8,7 +8,6 @@ fixture_decoupled): `repeat_dynamic` (max_batch_size 8, preferred batch 4, 300 m
 plugin that knows no senders: its batched outputs are split into one FINAL per request)."""
 
 import asyncio
-import queue
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
                             httpclient)
 from helpers import repo
+from stream_support import Stream, final_flag
 
 
 @pytest.fixture(scope="module")
@@ -36,28 +36,6 @@ def repeat_inputs(values, delays=None, wait=0, client=grpcclient):
         t.set_data_from_numpy(array)
         tensors.append(t)
     return tensors
-
-
-class Stream:
-    def __init__(self, server):
-        self.client = grpcclient.InferenceServerClient(server.target())
-        self.results = queue.Queue()
-        self.client.start_stream(callback=lambda result, error: self.results.put((result, error)))
-
-    def take(self, n, timeout=20):
-        return [self.results.get(timeout=timeout) for _ in range(n)]
-
-    def nothing_more(self, wait=0.5):
-        with pytest.raises(queue.Empty):
-            self.results.get(timeout=wait)
-
-    def close(self):
-        self.client.stop_stream()
-        self.client.close()
-
-
-def final_flag(result):
-    return result.get_response().parameters["triton_final_response"].bool_param
 
 
 def by_request(got):

@@ -6,7 +6,6 @@ it); `max_inflight_requests` bounds the downstream steps in flight (observed thr
 a step's error ends the request with the ensemble's prefix and the stream stays open."""
 
 import asyncio
-import queue
 import time
 
 import numpy as np
@@ -15,6 +14,7 @@ import pytest
 from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
                             httpclient)
 from ensemble_repo import step, tensor, write_model
+from stream_support import Stream, final_flag
 
 REPEAT = f'''name: "repeat_int32"
 backend: "repeat"
@@ -84,28 +84,6 @@ def inputs(values, delays=None, delay2=None, client=grpcclient):
         t.set_data_from_numpy(a)
         out.append(t)
     return out
-
-
-class Stream:
-    def __init__(self, server):
-        self.client = grpcclient.InferenceServerClient(server.target())
-        self.results = queue.Queue()
-        self.client.start_stream(callback=lambda result, error: self.results.put((result, error)))
-
-    def take(self, n, timeout=20):
-        return [self.results.get(timeout=timeout) for _ in range(n)]
-
-    def nothing_more(self, wait=0.5):
-        with pytest.raises(queue.Empty):
-            self.results.get(timeout=wait)
-
-    def close(self):
-        self.client.stop_stream()
-        self.client.close()
-
-
-def final_flag(result):
-    return result.get_response().parameters["triton_final_response"].bool_param
 
 
 def test_each_response_of_the_decoupled_step_is_one_ensemble_response(server):
