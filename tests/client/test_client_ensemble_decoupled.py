@@ -35,22 +35,29 @@ instance_group [ {{ count: 1 kind: KIND_CPU }} ]
 '''
 
 
-def repeat_then(name, second, limit=None):
-    """IN/DELAY/WAIT -> repeat_int32 -> (OUT, IDX); OUT -> `second` -> FINAL_OUT."""
-    if second == "identity_int32":
-        second_step = step("identity_int32", {"INPUT0": "t_out"}, {"OUTPUT0": "FINAL_OUT"})
-        extra_inputs = ""
-    else:  # a second repeat: one response per flow after DELAY2 ms, then its FINAL
-        second_step = step("repeat_int32", {"IN": "t_out", "DELAY": "DELAY2", "WAIT": "WAIT"},
-                           {"OUT": "FINAL_OUT"})
-        extra_inputs = ", " + tensor("DELAY2", "TYPE_UINT32", [-1])
+SLOW = f'''name: "identity_slow"
+backend: "identity"
+max_batch_size: 0
+input [ {tensor("INPUT0", "TYPE_INT32", [1])} ]
+output [ {tensor("OUTPUT0", "TYPE_INT32", [1])} ]
+instance_group [ {{ count: 8 kind: KIND_CPU }} ]
+parameters {{ key: "execute_delay_ms" value: {{ string_value: "60" }} }}
+'''
+
+ENSEMBLE_IO = f'''input [ {tensor("IN", "TYPE_INT32", [-1])}, {tensor("DELAY", "TYPE_UINT32", [-1])},
+        {tensor("WAIT", "TYPE_UINT32", [1])} ]
+output [ {tensor("FINAL_OUT", "TYPE_INT32", [1])}, {tensor("IDX", "TYPE_UINT32", [1])} ]
+'''
+
+
+def repeat_then(name, second, limit=None, second_inputs=None):
+    """IN/DELAY/WAIT -> repeat_int32 -> (t_out, IDX); t_out -> `second` -> FINAL_OUT."""
+    second_step = step(second, second_inputs or {"INPUT0": "t_out"}, {"OUTPUT0": "FINAL_OUT"})
     limit_text = f"max_inflight_requests: {limit}" if limit is not None else ""
     return f'''name: "{name}"
 platform: "ensemble"
 max_batch_size: 0
-input [ {tensor("IN", "TYPE_INT32", [-1])}, {tensor("DELAY", "TYPE_UINT32", [-1])},
-        {tensor("WAIT", "TYPE_UINT32", [1])}{extra_inputs} ]
-output [ {tensor("FINAL_OUT", "TYPE_INT32", [1])}, {tensor("IDX", "TYPE_UINT32", [1])} ]
+{ENSEMBLE_IO}
 ensemble_scheduling {{
   step [ {step("repeat_int32", {"IN": "IN", "DELAY": "DELAY", "WAIT": "WAIT"},
                {"OUT": "t_out", "IDX": "IDX"})}, {second_step} ]
@@ -59,25 +66,34 @@ ensemble_scheduling {{
 '''
 
 
+GOOD = ["fan_identity", "fan_slow_unlimited", "fan_slow_limit1"]
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("ensemble-decoupled")
     write_model(root, "repeat_int32", REPEAT)
     write_model(root, "identity_int32", IDENTITY)
+    write_model(root, "identity_slow", SLOW)
     write_model(root, "fan_identity", repeat_then("fan_identity", "identity_int32"))
-    write_model(root, "fan_repeat_unlimited", repeat_then("fan_repeat_unlimited", "repeat"))
-    write_model(root, "fan_repeat_limit1", repeat_then("fan_repeat_limit1", "repeat", limit=1))
-    s = GrpcServer([str(root)], name="client-ensemble-decoupled").start()
+    write_model(root, "fan_slow_unlimited", repeat_then("fan_slow_unlimited", "identity_slow"))
+    write_model(root, "fan_slow_limit1", repeat_then("fan_slow_limit1", "identity_slow", limit=1))
+    # Triton refuses a step whose inputs descend from a decoupled step and from elsewhere.
+    write_model(root, "fan_mixed", repeat_then(
+        "fan_mixed", "repeat_int32", second_inputs={"IN": "t_out", "DELAY": "DELAY",
+                                                     "WAIT": "WAIT"}).replace(
+        '"OUTPUT0"', '"OUT"'))
+    s = GrpcServer([str(root)], ["--model-control-mode=explicit"] +
+                   [f"--load-model={m}" for m in GOOD],
+                   name="client-ensemble-decoupled").start()
     yield s
     assert s.stop() == 0, s.stderr()[-4000:]
 
 
-def inputs(values, delays=None, delay2=None, client=grpcclient):
+def inputs(values, delays=None, client=grpcclient):
     arrays = [("IN", np.array(values, np.int32)),
               ("DELAY", np.array(delays or [0] * len(values), np.uint32)),
               ("WAIT", np.array([0], np.uint32))]
-    if delay2 is not None:
-        arrays.append(("DELAY2", np.array(delay2, np.uint32)))
     out = []
     for name, a in arrays:
         t = client.InferInput(name, list(a.shape), "INT32" if a.dtype == np.int32 else "UINT32")
@@ -133,16 +149,15 @@ def test_ensemble_with_a_decoupled_step_is_decoupled(server):
     with pytest.raises(InferenceServerException) as e:
         h.infer("fan_identity", inputs([1], client=httpclient))
     assert "HTTP end point doesn't support models with decoupled transaction policy" in str(e.value)
-    assert h.get_model_config("fan_repeat_limit1")["ensemble_scheduling"][
+    assert h.get_model_config("fan_slow_limit1")["ensemble_scheduling"][
         "max_inflight_requests"] == 1
 
 
-def timed_fan(server, model, n, delay_ms):
+def timed_fan(server, model, n):
     s = Stream(server)
     try:
         start = time.monotonic()
-        s.client.async_stream_infer(model, inputs(list(range(n)), delay2=[delay_ms]),
-                                    request_id=model)
+        s.client.async_stream_infer(model, inputs(list(range(n))), request_id=model)
         got = s.take(n)
         elapsed = time.monotonic() - start
         s.nothing_more(0.2)
@@ -154,25 +169,36 @@ def timed_fan(server, model, n, delay_ms):
 
 
 def test_max_inflight_requests_bounds_the_downstream_steps(server):
-    # 8 responses, each feeding a downstream repeat that answers after 100 ms. Unlimited, the 8
-    # downstream steps overlap (~0.1 s); with max_inflight_requests 1 they run one at a time
-    # (>= 0.8 s), and the client sees no error.
-    unlimited = timed_fan(server, "fan_repeat_unlimited", 8, 100)
-    limited = timed_fan(server, "fan_repeat_limit1", 8, 100)
-    assert limited >= 0.75, (limited, unlimited)
+    # 8 responses, each feeding identity_slow (60 ms per execution, 8 instances). Unlimited, the 8
+    # downstream steps overlap (~0.06 s); with max_inflight_requests 1 they run one at a time
+    # (>= 0.48 s), and the client sees no error.
+    unlimited = timed_fan(server, "fan_slow_unlimited", 8)
+    limited = timed_fan(server, "fan_slow_limit1", 8)
+    assert limited >= 0.45, (limited, unlimited)
     assert unlimited < limited / 2, (limited, unlimited)
+
+
+def test_step_inputs_from_a_decoupled_step_and_elsewhere_fail_the_load(server):
+    g = grpcclient.InferenceServerClient(server.target())
+    try:
+        with pytest.raises(InferenceServerException) as e:
+            g.load_model("fan_mixed")
+        assert "in ensemble fan_mixed, step of model 'repeat_int32' receives inputs originated " \
+            "from different decoupled models" in e.value.message()
+    finally:
+        g.close()
 
 
 def test_error_from_a_step_ends_the_request_and_keeps_the_stream(server):
     s = Stream(server)
     try:
-        # The downstream repeat gets IN [1] and DELAY2 [2]: each of its runs fails.
-        s.client.async_stream_infer("fan_repeat_unlimited", inputs([1, 2], delay2=[0, 0]),
+        # The decoupled step refuses IN [2] with DELAY [3]; the ensemble answers with its prefix.
+        s.client.async_stream_infer("fan_identity", inputs([1, 2], delays=[0, 0, 0]),
                                     request_id="bad")
         (result, error), = s.take(1)
         assert isinstance(error, InferenceServerException)
-        assert error.message() == ("in ensemble 'fan_repeat_unlimited', expected IN and DELAY "
-                                   "shape to match, got [1] and [2]")
+        assert error.message() == ("in ensemble 'fan_identity', expected IN and DELAY shape to "
+                                   "match, got [2] and [3]")
         s.nothing_more()
         s.client.async_stream_infer("fan_identity", inputs([9]), request_id="after")
         (result, error), = s.take(1)

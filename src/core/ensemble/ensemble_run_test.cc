@@ -313,7 +313,8 @@ TEST(EnsembleRunTest, NestedFanOutMultiplies) {
 }
 
 TEST(EnsembleRunTest, ParallelBranchJoinsEveryFlow) {
-  // rep2 and add1 both read IN; the join adds their outputs in every flow rep2 starts.
+  // rep2 and add1 both read IN; the join adds their outputs in every flow rep2 starts. Triton's
+  // load-time rule refuses such an ensemble (ensemble_validation.h); the run still answers it.
   const EnsemblePlan plan =
       BuildPlan(Ensemble(Step("rep2", In("x", "IN") + Out("y", "a")) + ", " +
                          Step("add1", In("x", "IN") + Out("y", "b")) + ", " +
