@@ -178,6 +178,33 @@ def test_max_inflight_requests_bounds_the_downstream_steps(server):
     assert unlimited < limited / 2, (limited, unlimited)
 
 
+def test_cancelling_a_stream_held_by_back_pressure_frees_the_ensemble(server):
+    # 50 responses through max_inflight_requests 1 would take 3 s; the client cancels after the
+    # first: the waiting dispatch stops waiting, the steps see the cancellation, and the next
+    # request is served at once.
+    def executions():
+        g = grpcclient.InferenceServerClient(server.target())
+        try:
+            st = g.get_inference_statistics("identity_slow", as_json=True)["model_stats"][0]
+            return int(st.get("execution_count", 0))
+        finally:
+            g.close()
+
+    before = executions()
+    s = Stream(server)
+    s.client.async_stream_infer("fan_slow_limit1", inputs(list(range(50))), request_id="long")
+    (result, error), = s.take(1)
+    assert error is None
+    s.client.stop_stream(cancel_requests=True)
+    s.client.close()
+    start = time.monotonic()
+    elapsed = timed_fan(server, "fan_slow_limit1", 2)
+    assert time.monotonic() - start < 2.0, elapsed
+    time.sleep(0.5)
+    # Far fewer than the 50 downstream executions the request would have run.
+    assert executions() - before < 12
+
+
 def test_step_inputs_from_a_decoupled_step_and_elsewhere_fail_the_load(server):
     g = grpcclient.InferenceServerClient(server.target())
     try:
