@@ -12,7 +12,7 @@ Status RunDecoupledBatchOnInstance(backend::ModelInstance& instance, const Model
                                    std::vector<std::unique_ptr<InferenceRequest>> requests,
                                    const std::vector<int64_t>& batch_sizes,
                                    std::vector<InferCallback> dones, ModelStats* stats,
-                                   ExecutionTimes* times) {
+                                   ExecutionTimes* times, const std::vector<bool>& fillers) {
   if (requests.size() == 1) {
     return RunDecoupledOnInstance(instance, model, std::move(requests.front()), batch_sizes.front(),
                                   stats, std::move(dones.front()), times);
@@ -30,8 +30,9 @@ Status RunDecoupledBatchOnInstance(backend::ModelInstance& instance, const Model
   owned.reserve(requests.size());
   senders.reserve(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
-    owned.push_back(std::make_shared<DecoupledSender>(model, stats, std::move(requests[i]),
-                                                      std::move(dones[i])));
+    const bool filler = i < fillers.size() && fillers[i];
+    owned.push_back(std::make_shared<DecoupledSender>(model, filler ? nullptr : stats,
+                                                      std::move(requests[i]), std::move(dones[i])));
     senders.push_back(owned.back());
   }
   if (!merged.ok()) {

@@ -21,11 +21,12 @@ namespace nereid {
 // `requests`, `batch_sizes` (each >= 1) and `dones` are parallel; each `dones[i]` is called exactly
 // once, with request i's FINAL response or the error that ends it, maybe after this returns and on
 // another thread. Returns what the execution returned (a failure also ends every request that has
-// not sent FINAL with it). `times` (required) receives when the execution's phases ran.
+// not sent FINAL with it). `times` (required) receives when the execution's phases ran. Rows
+// whose `fillers` entry is true (sequence batcher padding) record no response statistics.
 Status RunDecoupledBatchOnInstance(backend::ModelInstance& instance, const ModelInfo& model,
                                    std::vector<std::unique_ptr<InferenceRequest>> requests,
                                    const std::vector<int64_t>& batch_sizes,
                                    std::vector<InferCallback> dones, ModelStats* stats,
-                                   ExecutionTimes* times);
+                                   ExecutionTimes* times, const std::vector<bool>& fillers = {});
 
 }  // namespace nereid

@@ -448,9 +448,17 @@ void SequenceBatchScheduler::RunDecoupledGroup(size_t instance, std::vector<Take
                                                uint64_t first_seq) {
   std::vector<int> row_of;
   std::vector<std::unique_ptr<InferenceRequest>> requests = GroupRows(batch, group, &row_of);
-  // Filler rows get a sender whose answers go nowhere; each request's go to its callback.
+  // Filler rows get a sender whose answers, all of them, go nowhere; each request's go to its
+  // callback.
   std::vector<InferCallback> dones(requests.size());
-  for (auto& d : dones) d = [](StatusOr<std::unique_ptr<InferenceResponse>>) {};
+  std::vector<bool> fillers(requests.size(), false);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    dones[r] = [](StatusOr<std::unique_ptr<InferenceResponse>>) {};
+    if (std::find(row_of.begin(), row_of.end(), static_cast<int>(r)) == row_of.end()) {
+      requests[r]->on_response = dones[r];
+      fillers[r] = true;
+    }
+  }
   for (size_t g = 0; g < group.size(); ++g) {
     InferCallback done = std::move(batch[group[g]].job.job.done);
     if (options_.preserve_ordering) {
@@ -466,7 +474,7 @@ void SequenceBatchScheduler::RunDecoupledGroup(size_t instance, std::vector<Take
   ExecutionTimes times;
   const Status executed =
       RunDecoupledBatchOnInstance(*instances_[instance], exec_info_, std::move(requests), sizes,
-                                  std::move(dones), stats_, &times);
+                                  std::move(dones), stats_, &times, fillers);
   const uint64_t end = NowNs();
   for (size_t k : group) {
     const Job& job = batch[k].job;
