@@ -1,5 +1,5 @@
-"""A gRPC ModelStreamInfer stream through Triton's client whose callback results land in a queue,
-for the decoupled suites."""
+"""One gRPC ModelStreamInfer stream through Triton's client whose callback results land in a
+queue, for the decoupled-model tests (repeat, square)."""
 
 import queue
 
@@ -8,14 +8,12 @@ import pytest
 from client_support import grpcclient
 
 
-class Stream:
-    """One stream; `results` receives (result, error) pairs as the client's callback gets them."""
-
+class ResultStream:
     def __init__(self, server, headers=None):
         self.client = grpcclient.InferenceServerClient(server.target())
         self.results = queue.Queue()
-        self.client.start_stream(callback=lambda result, error: self.results.put((result, error)),
-                                 headers=headers)
+        self.client.start_stream(
+            callback=lambda result, error: self.results.put((result, error)), headers=headers)
 
     def take(self, n, timeout=20):
         return [self.results.get(timeout=timeout) for _ in range(n)]

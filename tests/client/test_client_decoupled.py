@@ -12,8 +12,7 @@ import pytest
 
 from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
                             httpclient)
-import stream_support
-from stream_support import final_flag
+from stream_support import ResultStream, final_flag
 from tritonclient.grpc._utils import _get_inference_request  # Triton's client's own builder
 
 REPEAT_CONFIG = """name: "repeat_int32"
@@ -78,8 +77,8 @@ def repeat_inputs(values, delays=None, wait=0, delay_dtype=np.uint32):
     return tensors
 
 
-class Stream(stream_support.Stream):
-    """A stream to repeat_int32."""
+class Stream(ResultStream):
+    """A stream sending repeat_int32 requests."""
 
     def send(self, values, request_id="", delays=None, empty_final=False, **kw):
         self.client.async_stream_infer("repeat_int32", repeat_inputs(values, delays, **kw),

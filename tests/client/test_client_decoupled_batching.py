@@ -15,7 +15,8 @@ import pytest
 from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
                             httpclient)
 from helpers import repo
-from stream_support import Stream, final_flag
+from stream_support import ResultStream as Stream
+from stream_support import final_flag
 
 
 @pytest.fixture(scope="module")

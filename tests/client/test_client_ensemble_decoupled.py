@@ -14,7 +14,8 @@ import pytest
 from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
                             httpclient)
 from ensemble_repo import step, tensor, write_model
-from stream_support import Stream, final_flag
+from stream_support import ResultStream as Stream
+from stream_support import final_flag
 
 REPEAT = f'''name: "repeat_int32"
 backend: "repeat"
