@@ -68,12 +68,12 @@ def check_answer(port, req):
     assert r.raw_output_contents[0] == req.raw_input_contents[0], "wrong answer"
 
 
-def run_h2load(port, frame_file, conns, seconds, workdir):
-    log = os.path.join(workdir, f"h2load-{port}-{conns}.log")
+def run_h2load(port, frame_file, conns, seconds, workdir, path=PATH):
+    log = os.path.join(workdir, f"h2load-{port}-{conns}-{os.path.basename(path)}.log")
     out = subprocess.run(
         ["taskset", "-c", "1", "h2load", "-t1", f"-c{conns}", "-m1", f"-D{seconds}",
          "--warm-up-time=1", f"--data={frame_file}", "-H", "content-type: application/grpc",
-         "-H", "te: trailers", f"--log-file={log}", f"http://127.0.0.1:{port}{PATH}"],
+         "-H", "te: trailers", f"--log-file={log}", f"http://127.0.0.1:{port}{path}"],
         capture_output=True, text=True, check=True).stdout
     m = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded", out)
     lat = []

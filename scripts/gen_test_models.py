@@ -1174,6 +1174,28 @@ def fixture_decoupled(repo):
     write_backend_model(repo, "square_int32", config(
         "square_int32", [tensor_cfg("IN", "TYPE_INT32", [1])],
         [tensor_cfg("OUT", "TYPE_INT32", [1])], 0, backend="square", extra=decoupled))
+    # repeat under the batchers (issue 17 item 6): with max_batch_size > 0 each request of batch
+    # size 1 is one row of an execution and gets its own sender.
+    repeat_io = (
+        [tensor_cfg("IN", "TYPE_INT32", [-1]), tensor_cfg("DELAY", "TYPE_UINT32", [-1]),
+         tensor_cfg("WAIT", "TYPE_UINT32", [1])],
+        [tensor_cfg("OUT", "TYPE_INT32", [1]), tensor_cfg("IDX", "TYPE_UINT32", [1])])
+    write_backend_model(repo, "repeat_dynamic", config(
+        "repeat_dynamic", *repeat_io, 8, backend="repeat",
+        extra=decoupled + "\ndynamic_batching {\n  max_queue_delay_microseconds: 300000\n"
+        "  preferred_batch_size: [ 4 ]\n}"))
+    write_backend_model(repo, "repeat_sequence", config(
+        "repeat_sequence", *repeat_io, 2, backend="repeat",
+        extra=decoupled + "\nsequence_batching {\n  max_sequence_idle_microseconds: 5000000\n"
+        "  control_input [\n    {\n      name: \"START\"\n      control [\n        {\n"
+        "          kind: CONTROL_SEQUENCE_START\n          int32_false_true: [ 0, 1 ]\n"
+        "        }\n      ]\n    }\n  ]\n}"))
+    # A plugin that knows no senders serving a decoupled model under the dynamic batcher: its
+    # batched outputs are split into one FINAL response per request.
+    write_backend_model(repo, "identity_decoupled_dynamic", io1_config(
+        "identity_decoupled_dynamic", "TYPE_INT32", [-1], 8, backend="identity",
+        extra=decoupled + "\ndynamic_batching {\n  max_queue_delay_microseconds: 300000\n"
+        "  preferred_batch_size: [ 3 ]\n}"))
 
 
 def write_fixtures(root):

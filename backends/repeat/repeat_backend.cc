@@ -2,10 +2,13 @@
 // request with inputs IN (INT32 [n]), DELAY (UINT32 [n]) and WAIT (UINT32 [1]) a thread sends, for
 // each element e, a response {OUT=[IN[e]], IDX=[e]} after DELAY[e] ms, then a flags-only FINAL
 // (only the FINAL when IN is empty). Execute sleeps WAIT ms before it returns.
+// With max_batch_size > 0 (dynamic or sequence batcher) an execution holds several requests of
+// batch size 1, one row each; each request gets its own thread and sender.
 // When the client cancels, the thread stops and ends the request with CANCELLED "cancelled".
 //
 // Thread-safety: an instance keeps one sending thread per request in flight and joins them all
 // when it is destroyed, so no thread outlives the plugin.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -20,6 +23,15 @@
 
 namespace nereid::backends::repeat {
 namespace {
+
+// Row `r` of `rows` equal rows of a batched input, without the batch dimension.
+backend::TensorRef Row(const backend::TensorRef& t, size_t r, size_t rows) {
+  const size_t bytes = t.data.size() / rows;
+  backend::TensorRef row = t;
+  row.shape = t.shape.empty() ? t.shape : t.shape.subspan(1);
+  row.data = t.data.subspan(r * bytes, bytes);
+  return row;
+}
 
 // What one request asks for, copied out of the request before Execute returns.
 struct Job {
@@ -87,14 +99,32 @@ void SendAll(const Job& job, const std::shared_ptr<backend::ResponseSender>& sen
 class RepeatInstance final : public backend::ModelInstance {
  public:
   Status Execute(const backend::ExecuteArgs& args) override {
-    if (args.senders.size() != 1) {
-      return InvalidArgument("the repeat backend needs a decoupled model without batching");
+    if (args.senders.empty()) {
+      return InvalidArgument("the repeat backend needs a decoupled model");
     }
+    const size_t requests = args.senders.size();
+    if (args.batch_size > 0 && static_cast<size_t>(args.batch_size) != requests) {
+      return InvalidArgument("the repeat backend batches only requests of batch size 1");
+    }
+    // One job per request: with batching (max_batch_size > 0) request r is row r of each input.
+    std::vector<Job> jobs;
     uint32_t wait_ms = 0;
-    StatusOr<Job> job = ReadJob(args.inputs, &wait_ms);
-    if (!job.ok()) return job.status();
-    NEREID_RETURN_IF_ERROR(threads_.Start(
-        "repeat", [job = std::move(*job), sender = args.senders[0]]() { SendAll(job, sender); }));
+    for (size_t r = 0; r < requests; ++r) {
+      std::vector<backend::TensorRef> rows;
+      if (args.batch_size > 0) {
+        for (const auto& t : args.inputs) rows.push_back(Row(t, r, requests));
+      }
+      uint32_t wait = 0;
+      StatusOr<Job> job = ReadJob(args.batch_size > 0 ? std::span(rows) : args.inputs, &wait);
+      if (!job.ok()) return job.status();
+      jobs.push_back(std::move(*job));
+      wait_ms = std::max(wait_ms, wait);
+    }
+    for (size_t r = 0; r < requests; ++r) {
+      NEREID_RETURN_IF_ERROR(threads_.Start(
+          "repeat",
+          [job = std::move(jobs[r]), sender = args.senders[r]]() { SendAll(job, sender); }));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     return Status::Ok();
   }

@@ -141,7 +141,7 @@ TEST(ModelConfigToJsonTest, EnsembleModelVersionIsASignedNumber) {
   EXPECT_THAT(ModelConfigToJson(Parse(kEnsemble)),
               HasSubstr(R"("step":[{"model_name":"a","model_version":-1,)"
                         R"("input_map":{"x":"in"},"output_map":{"y":"out"},)"
-                        R"("model_namespace":""}],"max_inflight_responses":0})"));
+                        R"("model_namespace":""}],"max_inflight_requests":0})"));
 }
 
 TEST(ModelConfigToJsonTest, ExtremeSixtyFourBitValuesStayExact) {

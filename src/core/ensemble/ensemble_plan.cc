@@ -27,6 +27,7 @@ int64_t EnsemblePlan::FindTensor(std::string_view name) const {
 StatusOr<EnsemblePlan> EnsemblePlan::Build(const inference::ModelConfig& config) {
   EnsemblePlan plan;
   plan.name_ = config.name();
+  plan.max_inflight_requests_ = config.ensemble_scheduling().max_inflight_requests();
   for (const auto& input : config.input()) plan.Intern(input.name());
   const auto& steps = config.ensemble_scheduling().step();
   for (int i = 0; i < steps.size(); ++i) {

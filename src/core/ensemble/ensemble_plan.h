@@ -36,6 +36,8 @@ class EnsemblePlan {
   static StatusOr<EnsemblePlan> Build(const inference::ModelConfig& config);
 
   const std::string& name() const { return name_; }
+  // ensemble_scheduling.max_inflight_requests (0: unlimited).
+  uint32_t max_inflight_requests() const { return max_inflight_requests_; }
   const std::vector<EnsembleStepPlan>& steps() const { return steps_; }
   size_t tensor_count() const { return tensor_names_.size(); }
   const std::string& tensor_name(size_t t) const { return tensor_names_[t]; }
@@ -58,6 +60,7 @@ class EnsemblePlan {
   size_t Intern(const std::string& name);
 
   std::string name_;
+  uint32_t max_inflight_requests_ = 0;
   std::vector<EnsembleStepPlan> steps_;
   std::vector<std::string> tensor_names_;
   std::unordered_map<std::string, size_t, Hash, std::equal_to<>> tensor_index_;

@@ -53,7 +53,7 @@ class Harness {
     }
     EnsembleRun::Start(
         plan_.get(), {{static_cast<size_t>(plan_->FindTensor("IN")), Scalar(1)}}, w,
-        [this](size_t step, NamedTensors inputs, StepDone done) {
+        [this](size_t step, NamedTensors inputs, StepPartial, StepDone done) {
           dispatched.push_back(step);
           input_bytes[step] = inputs.front().second.data.data();
           const std::string& model = plan_->steps()[step].model_name;
@@ -210,7 +210,7 @@ TEST(EnsembleRunTest, StepsCompletingOnOtherThreadsConcurrently) {
   for (int run = 0; run < kRuns; ++run) {
     EnsembleRun::Start(
         &plan, {{static_cast<size_t>(plan.FindTensor("IN")), Scalar(run)}}, plan.outputs(),
-        [&](size_t step, NamedTensors inputs, StepDone done) {
+        [&](size_t step, NamedTensors inputs, StepPartial, StepDone done) {
           const int64_t k = std::stoll(plan.steps()[step].model_name.substr(3));
           MutexLock lock(threads_mu);
           threads.emplace_back([k, inputs = std::move(inputs), done = std::move(done)] {
@@ -239,6 +239,116 @@ TEST(EnsembleRunTest, StepsCompletingOnOtherThreadsConcurrently) {
   ASSERT_EQ(results.size(), static_cast<size_t>(kRuns));
   std::sort(results.begin(), results.end());
   for (int run = 0; run < kRuns; ++run) EXPECT_EQ(results[run], 2 * run + 3);
+}
+
+// A decoupled step "rep<n>" answers y = x + i for i < n through `partial`, then a flags-only
+// FINAL; "add<k>" steps answer once. The ensemble is decoupled: each flow is one response.
+struct FanOut {
+  std::vector<int64_t> responses;
+  std::optional<StatusOr<EnsembleResult>> final;
+  std::vector<size_t> dispatched;
+
+  void Run(const EnsemblePlan& plan, int64_t in, const std::string& fail_after = "") {
+    EnsembleRun::Start(
+        &plan, {{static_cast<size_t>(plan.FindTensor("IN")), Scalar(in)}}, plan.outputs(),
+        [&, fail_after](size_t step, NamedTensors inputs, StepPartial partial, StepDone done) {
+          dispatched.push_back(step);
+          const std::string& model = plan.steps()[step].model_name;
+          int64_t x = 0;
+          for (const auto& [name, t] : inputs) x += Value(t);
+          if (model.rfind("rep", 0) == 0) {
+            const int64_t n = std::stoll(model.substr(3));
+            for (int64_t i = 0; i < n; ++i) {
+              if (!fail_after.empty() && i == std::stoll(fail_after)) {
+                partial(Internal("simulated failure"));
+                continue;
+              }
+              partial(NamedTensors{{"y", Scalar(x + i)}});
+            }
+            done(NamedTensors{});
+            return;
+          }
+          done(NamedTensors{{"y", Scalar(x + std::stoll(model.substr(3)))}});
+        },
+        [&](StatusOr<EnsembleResult> r) { final = std::move(r); },
+        [&](EnsembleResult r) { responses.push_back(Value(r.at(0).second)); });
+  }
+};
+
+EnsemblePlan BuildPlan(const std::string& text) {
+  auto config = Parse(text);
+  auto plan = EnsemblePlan::Build(config);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return std::move(*plan);
+}
+
+TEST(EnsembleRunTest, EachResponseOfADecoupledStepRunsTheStepsAfterIt) {
+  const EnsemblePlan plan = BuildPlan(Ensemble(Step("rep3", In("x", "IN") + Out("y", "t1")) + ", " +
+                                               Step("add100", In("x", "t1") + Out("y", "OUT"))));
+  FanOut f;
+  f.Run(plan, 5);
+  EXPECT_EQ(f.responses, (std::vector<int64_t>{105, 106, 107}));
+  EXPECT_EQ(f.dispatched, (std::vector<size_t>{0, 1, 1, 1}));
+  ASSERT_TRUE(f.final.has_value());
+  ASSERT_TRUE(f.final->ok());
+  EXPECT_TRUE((*f.final)->empty());  // flags-only FINAL
+}
+
+TEST(EnsembleRunTest, NoResponseFromADecoupledStepEndsWithOnlyTheFinal) {
+  const EnsemblePlan plan = BuildPlan(Ensemble(Step("rep0", In("x", "IN") + Out("y", "t1")) + ", " +
+                                               Step("add100", In("x", "t1") + Out("y", "OUT"))));
+  FanOut f;
+  f.Run(plan, 5);
+  EXPECT_TRUE(f.responses.empty());
+  ASSERT_TRUE(f.final.has_value() && f.final->ok());
+}
+
+TEST(EnsembleRunTest, NestedFanOutMultiplies) {
+  const EnsemblePlan plan = BuildPlan(Ensemble(Step("rep2", In("x", "IN") + Out("y", "t1")) + ", " +
+                                               Step("rep3", In("x", "t1") + Out("y", "OUT"))));
+  FanOut f;
+  f.Run(plan, 0);
+  std::sort(f.responses.begin(), f.responses.end());
+  EXPECT_EQ(f.responses, (std::vector<int64_t>{0, 1, 1, 2, 2, 3}));
+}
+
+TEST(EnsembleRunTest, ParallelBranchJoinsEveryFlow) {
+  // rep2 and add1 both read IN; the join adds their outputs in every flow rep2 starts. Triton's
+  // load-time rule refuses such an ensemble (ensemble_validation.h); the run still answers it.
+  const EnsemblePlan plan =
+      BuildPlan(Ensemble(Step("rep2", In("x", "IN") + Out("y", "a")) + ", " +
+                         Step("add1", In("x", "IN") + Out("y", "b")) + ", " +
+                         Step("add0", In("x", "a") + In("z", "b") + Out("y", "OUT"))));
+  FanOut f;
+  f.Run(plan, 10);
+  std::sort(f.responses.begin(), f.responses.end());
+  EXPECT_EQ(f.responses, (std::vector<int64_t>{21, 22}));
+}
+
+TEST(EnsembleRunTest, ErrorResponseMidStreamFailsTheRequestAfterEarlierResponses) {
+  const EnsemblePlan plan = BuildPlan(Ensemble(Step("rep4", In("x", "IN") + Out("y", "t1")) + ", " +
+                                               Step("add100", In("x", "t1") + Out("y", "OUT"))));
+  FanOut f;
+  f.Run(plan, 0, "2");
+  EXPECT_EQ(f.responses, (std::vector<int64_t>{100, 101}));  // nothing after the error
+  ASSERT_TRUE(f.final.has_value());
+  ASSERT_FALSE(f.final->ok());
+  EXPECT_EQ(f.final->status().message(), "in ensemble 'e', simulated failure");
+}
+
+TEST(EnsembleRunTest, SeveralResponsesToANonDecoupledEnsembleFail) {
+  const EnsemblePlan plan = BuildPlan(Ensemble(Step("rep2", In("x", "IN") + Out("y", "OUT"))));
+  std::optional<StatusOr<EnsembleResult>> final;
+  EnsembleRun::Start(
+      &plan, {{static_cast<size_t>(plan.FindTensor("IN")), Scalar(1)}}, plan.outputs(),
+      [](size_t, NamedTensors, StepPartial partial, StepDone done) {
+        partial(NamedTensors{{"y", Scalar(1)}});
+        done(NamedTensors{{"y", Scalar(2)}});
+      },
+      [&](StatusOr<EnsembleResult> r) { final = std::move(r); });
+  ASSERT_TRUE(final.has_value());
+  ASSERT_FALSE(final->ok());
+  EXPECT_EQ(final->status().code(), StatusCode::kInternal);
 }
 
 }  // namespace

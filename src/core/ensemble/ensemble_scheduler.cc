@@ -68,11 +68,53 @@ InferOutput TakeOutput(const std::string& name, EnsembleTensorValue&& value, boo
   return out;
 }
 
+// A step's response as tensors the run shares: each output owned by itself.
+NamedTensors StepOutputs(InferenceResponse& response) {
+  NamedTensors outputs;
+  outputs.reserve(response.outputs.size());
+  for (InferOutput& out : response.outputs) {
+    auto owned = std::make_shared<InferOutput>(std::move(out));
+    EnsembleTensorValue value{owned->data_type, owned->shape, std::span<const char>(owned->data),
+                              owned};
+    outputs.emplace_back(owned->name, std::move(value));
+  }
+  return outputs;
+}
+
+// The ensemble's response with the wanted outputs of `result` (without its request).
+std::unique_ptr<InferenceResponse> EnsembleResponse(const ModelInfo& info, const EnsemblePlan& plan,
+                                                    const InferenceRequest& request,
+                                                    EnsembleResult& result) {
+  auto response = std::make_unique<InferenceResponse>();
+  response->model_name = info.name;
+  response->model_version = info.version;
+  response->id = request.id;
+  // Triton's ensemble responses carry the sequence the request belongs to and its flags.
+  const Parameters& asked = request.parameters;
+  if (const ParameterValue* sequence_id = asked.Find("sequence_id")) {
+    response->parameters.Set("sequence_id", *sequence_id);
+    response->parameters.Set("sequence_start", GetBool(asked, "sequence_start").value_or(false));
+    response->parameters.Set("sequence_end", GetBool(asked, "sequence_end").value_or(false));
+  }
+  response->outputs.reserve(result.size());
+  for (auto& [t, value] : result) {
+    const std::string& name = plan.tensor_name(t);
+    // The ensemble's own batching decides the reply's shape, as for a step's inputs.
+    value.shape = AdaptShape(value.shape, info, info.FindOutput(name));
+    response->outputs.push_back(TakeOutput(name, std::move(value), plan.producer(t) >= 0));
+  }
+  return response;
+}
+
 }  // namespace
 
 EnsembleScheduler::EnsembleScheduler(const ModelInfo* info, ModelStats* stats, EnsemblePlan plan,
                                      ModelLookup lookup)
-    : info_(info), stats_(stats), plan_(std::move(plan)), lookup_(std::move(lookup)) {}
+    : info_(info),
+      stats_(stats),
+      plan_(std::move(plan)),
+      lookup_(std::move(lookup)),
+      limiter_(plan_.name(), plan_.steps().size(), plan_.max_inflight_requests()) {}
 
 void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
   const uint64_t start = job.request_start_ns != 0 ? job.request_start_ns : NowNs();
@@ -107,7 +149,15 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     }
   }
 
-  StepDispatcher dispatch = [this, state](size_t step, NamedTensors step_inputs, StepDone done) {
+  if (info_->decoupled && !request.on_response) {
+    // Only streaming frontends take several responses; the others refuse decoupled models first.
+    stats_->RecordFailure(FailureReason::kRejected, start, NowNs());
+    job.done(Unsupported("model '" + info_->name +
+                         "' sent several responses to a request whose protocol takes one"));
+    return;
+  }
+  StepDispatcher dispatch = [this, state](size_t step, NamedTensors step_inputs,
+                                          StepPartial partial, StepDone done) {
     const InferenceRequest& parent = *state->request;
     if (parent.IsCancelled()) {
       done(parent.CancelledStatus());
@@ -140,9 +190,24 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     }
     sub->outputs.reserve(plan.outputs.size());
     for (const auto& [name, t] : plan.outputs) sub->outputs.push_back(RequestedOutput{name, {}});
+    if (composing.decoupled) {
+      sub->on_response = [state, partial = std::move(partial)](
+                             StatusOr<std::unique_ptr<InferenceResponse>> result) {
+        if (!result.ok()) {
+          partial(result.status());
+          return;
+        }
+        state->Add((*result)->compute);
+        partial(StepOutputs(**result));
+      };
+    }
+    // max_inflight_requests: a slot from just before dispatch until the step's FINAL response.
+    limiter_.Acquire(step, [state] { return state->request->IsCancelled(); });
     ModelVersion::Infer(
         *model, std::move(sub),
-        [state, done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) {
+        [this, step, state,
+         done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) {
+          limiter_.Release(step);
           if (!result.ok()) {
             done(result.status());
             return;
@@ -150,15 +215,7 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
           state->Add((*result)->compute);
           // The step's inputs are no longer needed: release them now, not with the response.
           (*result)->request.reset();
-          NamedTensors outputs;
-          outputs.reserve((*result)->outputs.size());
-          for (InferOutput& out : (*result)->outputs) {
-            auto owned = std::make_shared<InferOutput>(std::move(out));
-            EnsembleTensorValue value{owned->data_type, owned->shape,
-                                      std::span<const char>(owned->data), owned};
-            outputs.emplace_back(owned->name, std::move(value));
-          }
-          done(std::move(outputs));
+          done(StepOutputs(**result));
         },
         /*allow_inline=*/false);
   };
@@ -171,23 +228,15 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
       done(result.status());
       return;
     }
-    auto response = std::make_unique<InferenceResponse>();
-    response->model_name = info_->name;
-    response->model_version = info_->version;
-    response->id = state->request->id;
-    // Triton's ensemble responses carry the sequence the request belongs to and its flags.
-    const Parameters& asked = state->request->parameters;
-    if (const ParameterValue* sequence_id = asked.Find("sequence_id")) {
-      response->parameters.Set("sequence_id", *sequence_id);
-      response->parameters.Set("sequence_start", GetBool(asked, "sequence_start").value_or(false));
-      response->parameters.Set("sequence_end", GetBool(asked, "sequence_end").value_or(false));
-    }
-    response->outputs.reserve(result->size());
-    for (auto& [t, value] : *result) {
-      const std::string& name = plan_.tensor_name(t);
-      // The ensemble's own batching decides the reply's shape, as for a step's inputs.
-      value.shape = AdaptShape(value.shape, *info_, info_->FindOutput(name));
-      response->outputs.push_back(TakeOutput(name, std::move(value), plan_.producer(t) >= 0));
+    std::unique_ptr<InferenceResponse> response;
+    if (info_->decoupled) {  // every response went out already: a flags-only FINAL
+      response = std::make_unique<InferenceResponse>();
+      response->model_name = info_->name;
+      response->model_version = info_->version;
+      response->id = state->request->id;
+      response->empty_final = true;
+    } else {
+      response = EnsembleResponse(*info_, plan_, *state->request, *result);
     }
     // The ensemble's own statistics: one request, one execution, whose compute durations are
     // the sums over its steps (the steps' queueing is not in them; success spans it all).
@@ -201,8 +250,14 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     response->request = std::move(state->request);
     done(std::move(response));
   };
+  EnsemblePartial partial;
+  if (info_->decoupled) {
+    partial = [this, state](EnsembleResult result) {
+      state->request->on_response(EnsembleResponse(*info_, plan_, *state->request, result));
+    };
+  }
   EnsembleRun::Start(&plan_, std::move(inputs), std::move(wanted), std::move(dispatch),
-                     std::move(finish));
+                     std::move(finish), std::move(partial));
 }
 
 }  // namespace nereid

@@ -11,6 +11,12 @@
 // flags, forwarded headers...) and cancellation tokens. Nothing blocks: each step's completion
 // dispatches the next ones on the composing model's thread.
 //
+// Decoupled composing models (REFERENCE-2 §7.3): each response of a decoupled step feeds the steps
+// after it as its own flow (ensemble_run.h) and each complete flow is one response of the
+// ensemble, which is then decoupled itself (ensemble_loading.cc); a flags-only FINAL ends it.
+// `max_inflight_requests` bounds the steps in flight per step across requests (step_limiter.h):
+// at the limit the thread dispatching the step waits, which slows the producer feeding it.
+//
 // Thread-safety: Enqueue may be called from any thread.
 #pragma once
 
@@ -20,6 +26,7 @@
 #include <string>
 
 #include "core/ensemble/ensemble_plan.h"
+#include "core/ensemble/step_limiter.h"
 #include "core/model/model_info.h"
 #include "core/scheduler/scheduler.h"
 #include "core/stats/model_stats.h"
@@ -47,6 +54,7 @@ class EnsembleScheduler : public Scheduler {
   ModelStats* const stats_;
   const EnsemblePlan plan_;
   const ModelLookup lookup_;
+  StepLimiter limiter_;
 };
 
 }  // namespace nereid

@@ -1,5 +1,6 @@
 #include "core/ensemble/ensemble_validation.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -135,7 +136,62 @@ Status ValidateEnsembleComposing(const inference::ModelConfig& ensemble,
       NEREID_RETURN_IF_ERROR(Record(e, tensor, facts, &known));
     }
   }
-  return Status::Ok();
+  return ValidateDecoupledFlow(ensemble, steps);
+}
+
+Status ValidateDecoupledFlow(const inference::ModelConfig& ensemble,
+                             const std::vector<const inference::ModelConfig*>& steps) {
+  // Triton's rule (core ensemble_utils.cc): every tensor carries the label of the decoupled step
+  // it descends from (0: none); a step's inputs, and the ensemble's outputs, must share one.
+  const std::string& e = ensemble.name();
+  std::map<std::string, size_t> label;
+  for (const auto& in : ensemble.input()) label[in.name()] = 0;
+  const auto& step_configs = ensemble.ensemble_scheduling().step();
+  const size_t count = std::min(static_cast<size_t>(step_configs.size()), steps.size());
+  std::vector<bool> done(count, false);
+  size_t next_label = 0;
+  auto same = [&](const std::vector<std::string>& tensors, const std::string& model,
+                  size_t* common) -> Status {
+    for (size_t k = 0; k < tensors.size(); ++k) {
+      const size_t l = label.at(tensors[k]);
+      if (k == 0) *common = l;
+      if (l != *common) {
+        return InvalidArgument("in ensemble " + e + ", step of model '" + model +
+                               "' receives inputs originated from different decoupled models");
+      }
+    }
+    return Status::Ok();
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < count; ++i) {
+      if (done[i]) continue;
+      std::vector<std::string> inputs;
+      bool ready = true;
+      for (const auto& [model_input, tensor] : step_configs[static_cast<int>(i)].input_map()) {
+        ready = ready && label.count(tensor) > 0;
+        inputs.push_back(tensor);
+      }
+      if (!ready) continue;
+      size_t in_label = 0;
+      NEREID_RETURN_IF_ERROR(
+          same(inputs, step_configs[static_cast<int>(i)].model_name(), &in_label));
+      const size_t out_label =
+          steps[i]->model_transaction_policy().decoupled() ? ++next_label : in_label;
+      for (const auto& [model_output, tensor] : step_configs[static_cast<int>(i)].output_map()) {
+        label.emplace(tensor, out_label);
+      }
+      done[i] = true;
+      progress = true;
+    }
+  }
+  std::vector<std::string> outputs;
+  for (const auto& out : ensemble.output()) {
+    if (label.count(out.name()) == 0) return Status::Ok();  // unreachable: reported elsewhere
+    outputs.push_back(out.name());
+  }
+  size_t common = 0;
+  return same(outputs, e, &common);
 }
 
 }  // namespace nereid

@@ -16,7 +16,15 @@ class ModelConfig;
 namespace nereid {
 
 // `steps[i]` is the configuration of step i's composing model (in step order). Pure.
+// Ends with ValidateDecoupledFlow.
 Status ValidateEnsembleComposing(const inference::ModelConfig& ensemble,
                                  const std::vector<const inference::ModelConfig*>& steps);
+
+// Triton's decoupled data-flow rule (REFERENCE-2 §7.3): a step whose inputs descend from different
+// decoupled steps (or some from a decoupled step and some not), or ensemble outputs that do, is
+// refused with `in ensemble <e>, step of model '<m>' receives inputs originated from different
+// decoupled models` (<m> is the ensemble's own name for its outputs). Pure.
+Status ValidateDecoupledFlow(const inference::ModelConfig& ensemble,
+                             const std::vector<const inference::ModelConfig*>& steps);
 
 }  // namespace nereid

@@ -91,5 +91,56 @@ TEST(EnsembleValidationTest, OptionalInputMayStayUnmapped) {
   EXPECT_TRUE(Check(Ensemble(4), two).ok());
 }
 
+// Triton's decoupled data-flow rule: d is decoupled, m is not; both FP32 [16] -> [16].
+struct DecoupledFlow {
+  inference::ModelConfig d = Parse(
+      "name: \"d\" backend: \"repeat\" max_batch_size: 0 model_transaction_policy { decoupled: "
+      "true } " +
+      kFp32In16 + kFp32Out16);
+  inference::ModelConfig m = Model("m", 0, kFp32In16 + kFp32Out16);
+  inference::ModelConfig join =
+      Model("join", 0,
+            "input [ { name: \"A\" data_type: TYPE_FP32 dims: [ 16 ] }, { name: \"B\" "
+            "data_type: TYPE_FP32 dims: [ 16 ] } ] " +
+                kFp32Out16);
+
+  static inference::ModelConfig Ens(const std::string& outputs, const std::string& steps) {
+    return Parse(
+        "name: \"e\" platform: \"ensemble\" max_batch_size: 0 input [ { name: \"IN\" "
+        "data_type: TYPE_FP32 dims: [ 16 ] } ] output [ " +
+        outputs + " ] ensemble_scheduling { step [ " + steps + " ] }");
+  }
+};
+
+const std::string kOut = "{ name: \"OUT\" data_type: TYPE_FP32 dims: [ 16 ] }";
+const std::string kOut2 = "{ name: \"OUT2\" data_type: TYPE_FP32 dims: [ 16 ] }";
+
+TEST(EnsembleValidationTest, DecoupledChainIsValid) {
+  DecoupledFlow f;
+  auto e = f.Ens(kOut, Step("d", In("INPUT0", "IN") + Out("OUTPUT0", "t")) + ", " +
+                           Step("m", In("INPUT0", "t") + Out("OUTPUT0", "OUT")));
+  EXPECT_TRUE(ValidateEnsembleComposing(e, {&f.d, &f.m}).ok());
+}
+
+TEST(EnsembleValidationTest, StepJoiningDecoupledAndNotIsRefused) {
+  DecoupledFlow f;
+  auto e = f.Ens(kOut, Step("d", In("INPUT0", "IN") + Out("OUTPUT0", "t")) + ", " +
+                           Step("join", In("A", "t") + In("B", "IN") + Out("OUTPUT0", "OUT")));
+  Status s = ValidateEnsembleComposing(e, {&f.d, &f.join});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "in ensemble e, step of model 'join' receives inputs originated from different "
+            "decoupled models");
+}
+
+TEST(EnsembleValidationTest, OutputsFromDifferentDecoupledStepsAreRefused) {
+  DecoupledFlow f;
+  auto e = f.Ens(kOut + ", " + kOut2, Step("d", In("INPUT0", "IN") + Out("OUTPUT0", "OUT")) + ", " +
+                                          Step("m", In("INPUT0", "IN") + Out("OUTPUT0", "OUT2")));
+  EXPECT_EQ(ValidateEnsembleComposing(e, {&f.d, &f.m}).message(),
+            "in ensemble e, step of model 'e' receives inputs originated from different decoupled "
+            "models");
+}
+
 }  // namespace
 }  // namespace nereid

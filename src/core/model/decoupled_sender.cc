@@ -71,6 +71,11 @@ void DecoupledSender::FinishFromAllocator(
   done(std::move(result));
 }
 
+const InferenceRequest* DecoupledSender::UnansweredRequest() {
+  MutexLock lock(mu_);
+  return final_sent_ || index_ > 0 ? nullptr : request_.get();
+}
+
 Status DecoupledSender::RefuseAfterFinal() const {
   LOG_ERROR("model '{}' sent a response after the final one; the response is dropped", model_.name);
   return Internal("response sent after the final response of the request");

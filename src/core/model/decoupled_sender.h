@@ -45,6 +45,10 @@ class DecoupledSender final : public backend::ResponseSender {
   void FinishFromAllocator(const std::function<Status(InferenceResponse*)>& move_outputs)
       EXCLUDES(mu_);
 
+  // The request while nothing has been sent for it, else null. The pointer stays valid only while
+  // the caller holds the last reference to this sender (nobody else can then end the request).
+  const InferenceRequest* UnansweredRequest() EXCLUDES(mu_);
+
  private:
   StatusOr<std::unique_ptr<InferenceResponse>> MakeResponse(
       std::span<const backend::TensorRef> outputs) const REQUIRES(mu_);

@@ -25,11 +25,13 @@ StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
 // `items` are those requests in batch order (alive for the call). Models with ragged inputs,
 // batch inputs or batch outputs need them (batch_io.h): ragged inputs are passed flat, batch
 // inputs are added, and with a single item a batch output gets that item's shape (several items
-// keep the model's shape; the caller scatters).
+// keep the model's shape; the caller scatters). `senders` (decoupled models: one per item) are
+// handed to the backend; what it writes through the allocator still becomes the response.
 StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
     backend::ModelInstance& instance, const ModelInfo& model,
     std::unique_ptr<InferenceRequest> request, int64_t batch_size,
-    std::span<const InferenceRequest* const> items, ExecutionTimes* times);
+    std::span<const InferenceRequest* const> items, ExecutionTimes* times,
+    std::span<const std::shared_ptr<backend::ResponseSender>> senders = {});
 
 // The durations an execution's `times` describe, as its responses report them.
 inline ComputeDurations DurationsOf(const ExecutionTimes& times) {

@@ -16,11 +16,10 @@ const InferInput* FindInput(const InferenceRequest& r, const std::string& name) 
   return nullptr;
 }
 
-// One request made of all: inputs concatenated along the batch dimension into one buffer the
-// merged request keeps alive; outputs the union of what the requests asked for.
-StatusOr<std::unique_ptr<InferenceRequest>> Gather(
-    const ModelInfo& model, const std::vector<std::unique_ptr<InferenceRequest>>& requests,
-    int64_t total) {
+}  // namespace
+
+StatusOr<std::unique_ptr<InferenceRequest>> GatherRequests(
+    const ModelInfo& model, std::span<const InferenceRequest* const> requests, int64_t total) {
   const InferenceRequest& first = *requests.front();
   size_t bytes = 0;
   for (const auto& r : requests) {
@@ -71,6 +70,8 @@ StatusOr<std::unique_ptr<InferenceRequest>> Gather(
   return merged;
 }
 
+namespace {
+
 // Byte offsets of the batch items of `out` (total + 1 entries): fixed-size types by arithmetic,
 // BYTES by walking the length prefixes.
 StatusOr<std::vector<size_t>> ItemOffsets(const ModelInfo& model, const InferOutput& out,
@@ -115,15 +116,16 @@ StatusOr<std::vector<size_t>> ItemOffsets(const ModelInfo& model, const InferOut
 
 // Byte offsets of each request's part of batch output `out` (requests + 1 entries) and the shape
 // each request receives: the model returned the whole batch's values one request after another.
-StatusOr<std::vector<size_t>> ScatterOffsets(
-    const ModelInfo& model, const InferOutput& out, const BatchOutputSpec& scatter,
-    const std::vector<std::unique_ptr<InferenceRequest>>& requests, std::vector<Shape>* shapes) {
+StatusOr<std::vector<size_t>> ScatterOffsets(const ModelInfo& model, const InferOutput& out,
+                                             const BatchOutputSpec& scatter,
+                                             std::span<const InferenceRequest* const> requests,
+                                             std::vector<Shape>* shapes) {
   const TensorSpec* spec = model.FindOutput(out.name);
   if (spec == nullptr)
     return Internal("model '" + model.name + "' has no output '" + out.name + "'");
   std::vector<size_t> offsets{0};
   size_t pos = 0;
-  for (const auto& r : requests) {
+  for (const InferenceRequest* r : requests) {
     NEREID_ASSIGN_OR_RETURN(Shape shape, ScatterShape(model, *spec, scatter, *r));
     const std::optional<int64_t> count = ElementCount(shape);
     if (!count) return Internal("batch output '" + out.name + "' has an invalid shape");
@@ -175,17 +177,11 @@ std::string BatchShapeKey(const InferenceRequest& request, const ModelInfo* mode
   return key;
 }
 
-std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
-    backend::ModelInstance& instance, const ModelInfo& model,
-    std::vector<std::unique_ptr<InferenceRequest>> requests,
-    const std::vector<int64_t>& batch_sizes, ExecutionTimes* times) {
+std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> SplitBatchResponse(
+    const ModelInfo& model, InferenceResponse& all,
+    std::span<const InferenceRequest* const> requests, const std::vector<int64_t>& batch_sizes) {
   std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> results;
   results.reserve(requests.size());
-  if (requests.size() == 1) {
-    results.push_back(
-        RunOnInstance(instance, model, std::move(requests.front()), batch_sizes.front(), times));
-    return results;
-  }
   auto fail_all = [&](const Status& s) {
     results.clear();
     for (size_t i = 0; i < requests.size(); ++i) results.emplace_back(s);
@@ -193,17 +189,6 @@ std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
   };
   int64_t total = 0;
   for (int64_t b : batch_sizes) total += std::max<int64_t>(1, b);
-  const uint64_t gather_start = NowNs();
-  auto merged = Gather(model, requests, total);
-  if (!merged.ok()) return fail_all(merged.status());
-  std::vector<const InferenceRequest*> items;
-  items.reserve(requests.size());
-  for (const auto& r : requests) items.push_back(r.get());
-  auto batch = RunOnInstance(instance, model, std::move(merged).value(), total, items, times);
-  times->compute_start = gather_start;  // gathering is part of preparing the inputs
-  if (!batch.ok()) return fail_all(batch.status());
-  InferenceResponse& all = **batch;
-
   std::vector<std::vector<size_t>> offsets;
   offsets.reserve(all.outputs.size());
   std::vector<std::vector<Shape>> scatter_shapes(all.outputs.size());  // empty unless scattered
@@ -265,8 +250,39 @@ std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
       results.emplace_back(status);
       continue;
     }
-    response->request = std::move(requests[i]);
     results.emplace_back(std::move(response));
+  }
+  return results;
+}
+
+std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
+    backend::ModelInstance& instance, const ModelInfo& model,
+    std::vector<std::unique_ptr<InferenceRequest>> requests,
+    const std::vector<int64_t>& batch_sizes, ExecutionTimes* times) {
+  std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> results;
+  if (requests.size() == 1) {
+    results.push_back(
+        RunOnInstance(instance, model, std::move(requests.front()), batch_sizes.front(), times));
+    return results;
+  }
+  auto fail_all = [&](const Status& s) {
+    for (size_t i = 0; i < requests.size(); ++i) results.emplace_back(s);
+    return std::move(results);
+  };
+  int64_t total = 0;
+  for (int64_t b : batch_sizes) total += std::max<int64_t>(1, b);
+  std::vector<const InferenceRequest*> items;
+  items.reserve(requests.size());
+  for (const auto& r : requests) items.push_back(r.get());
+  const uint64_t gather_start = NowNs();
+  auto merged = GatherRequests(model, items, total);
+  if (!merged.ok()) return fail_all(merged.status());
+  auto batch = RunOnInstance(instance, model, std::move(merged).value(), total, items, times);
+  times->compute_start = gather_start;  // gathering is part of preparing the inputs
+  if (!batch.ok()) return fail_all(batch.status());
+  results = SplitBatchResponse(model, **batch, items, batch_sizes);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (results[i].ok()) (*results[i])->request = std::move(requests[i]);
   }
   times->compute_end = NowNs();
   return results;

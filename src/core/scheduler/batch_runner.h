@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,20 @@ namespace nereid {
 // (allow_ragged_batch; Triton batches those whatever their shapes). The key is exact (no hash
 // collisions).
 std::string BatchShapeKey(const InferenceRequest& request, const ModelInfo* model = nullptr);
+
+// One request made of all `requests` (sharing one BatchShapeKey; `total` is the sum of their batch
+// sizes): inputs concatenated along the batch dimension into one buffer the merged request keeps
+// alive; outputs the union of what the requests asked for.
+StatusOr<std::unique_ptr<InferenceRequest>> GatherRequests(
+    const ModelInfo& model, std::span<const InferenceRequest* const> requests, int64_t total);
+
+// Splits `all`, the outputs of one execution of the merged `requests`, into one response per
+// request (in order, without its request): each gets its rows of the outputs it asked for, and
+// batch outputs scattered by its shape of their source input. An output that does not split fails
+// every request.
+std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> SplitBatchResponse(
+    const ModelInfo& model, InferenceResponse& all,
+    std::span<const InferenceRequest* const> requests, const std::vector<int64_t>& batch_sizes);
 
 // `requests` share one BatchShapeKey; `batch_sizes[i]` is what ValidateRequest returned for
 // requests[i] (>= 1). Returns one result per request, in order: on success the response owns its

@@ -9,6 +9,7 @@
 #include "core/model/instance_runner.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_runner.h"
+#include "core/scheduler/decoupled_batch_runner.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -330,6 +331,10 @@ void DynamicBatchScheduler::RunBatch(size_t index, std::vector<SchedulerJob>& jo
     total += sizes.back();
   }
   ExecutionTimes times;
+  if (model_->decoupled) {
+    RunDecoupledBatch(index, jobs, std::move(requests), sizes, first_seq);
+    return;
+  }
   auto results =
       RunBatchOnInstance(*instances_[index], *model_, std::move(requests), sizes, &times);
   const uint64_t end = NowNs();
@@ -350,6 +355,40 @@ void DynamicBatchScheduler::RunBatch(size_t index, std::vector<SchedulerJob>& jo
       ordered_.Deliver(first_seq + i, jobs[i].done, std::move(results[i]));
     } else {
       jobs[i].done(std::move(results[i]));
+    }
+  }
+}
+
+void DynamicBatchScheduler::RunDecoupledBatch(
+    size_t index, std::vector<SchedulerJob>& jobs,
+    std::vector<std::unique_ptr<InferenceRequest>> requests, const std::vector<int64_t>& sizes,
+    uint64_t first_seq) {
+  std::vector<InferCallback> dones;
+  dones.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!options_.preserve_ordering) {
+      dones.push_back(std::move(jobs[i].done));
+      continue;
+    }
+    // Responses before FINAL flow at once; FINALs keep the order the requests arrived in.
+    dones.push_back([this, seq = first_seq + i, done = std::move(jobs[i].done)](
+                        StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+      ordered_.Deliver(seq, done, std::move(result));
+    });
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) total += s;
+  ExecutionTimes times;
+  const Status executed = RunDecoupledBatchOnInstance(
+      *instances_[index], *model_, std::move(requests), sizes, std::move(dones), stats_, &times);
+  const uint64_t end = NowNs();
+  if (executed.ok()) stats_->RecordExecution(total, times);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (executed.ok()) {
+      stats_->RecordSuccess(sizes[i], jobs[i].request_start_ns, jobs[i].queue_start_ns, times,
+                            times.compute_end);
+    } else {
+      stats_->RecordFailure(FailureReason::kBackend, jobs[i].request_start_ns, end);
     }
   }
 }

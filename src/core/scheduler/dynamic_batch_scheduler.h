@@ -125,6 +125,10 @@ class DynamicBatchScheduler final : public Scheduler {
   void TakeCancelledLocked(std::vector<SchedulerJob>* cancelled) REQUIRES(mu_);
   void AnswerCancelled(std::vector<SchedulerJob>& cancelled) EXCLUDES(mu_);
   void RunBatch(size_t index, std::vector<SchedulerJob>& jobs, uint64_t first_seq) EXCLUDES(mu_);
+  // Decoupled models: one sender per request (decoupled_batch_runner.h).
+  void RunDecoupledBatch(size_t index, std::vector<SchedulerJob>& jobs,
+                         std::vector<std::unique_ptr<InferenceRequest>> requests,
+                         const std::vector<int64_t>& sizes, uint64_t first_seq) EXCLUDES(mu_);
   void Reject(SchedulerJob& job, const Status& status) EXCLUDES(mu_);
 
   const ModelInfo* model_;

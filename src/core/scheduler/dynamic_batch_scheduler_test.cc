@@ -431,5 +431,26 @@ TEST_F(DynamicBatchSchedulerTest, CancelledRequestsAreDroppedNotExecuted) {
   EXPECT_EQ(s.pending_requests, 0);
 }
 
+TEST_F(DynamicBatchSchedulerTest, DecoupledModelBatchGetsOneSenderPerRequest) {
+  // A plugin that knows no senders serving a decoupled model: the batch's allocator outputs
+  // become one FINAL response per request, in arrival order (preserve_ordering).
+  model_.decoupled = true;
+  options_.preserve_ordering = true;
+  Start();
+  auto first = Occupy();
+  std::vector<std::shared_ptr<Reply>> replies;
+  for (int i = 0; i < 4; ++i) replies.push_back(Send(static_cast<float>(i)));
+  backend_.Open();
+  EXPECT_EQ(Value(first), 200);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Value(replies[i]), 2 * i);
+  sched_->Stop();
+  EXPECT_EQ(backend_.batch_sizes, (std::vector<int64_t>{1, 4}));
+  const auto snapshot = stats_.Snapshot();
+  EXPECT_EQ(snapshot.execution_count, 2u);
+  EXPECT_EQ(snapshot.inference_count, 5u);
+  EXPECT_EQ(snapshot.success.count, 5u);
+  EXPECT_EQ(snapshot.response_stats.at("0").success.count, 5u);
+}
+
 }  // namespace
 }  // namespace nereid

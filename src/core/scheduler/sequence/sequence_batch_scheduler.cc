@@ -9,6 +9,7 @@
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_former.h"
 #include "core/scheduler/batch_runner.h"
+#include "core/scheduler/decoupled_batch_runner.h"
 #include "core/stats/process_memory.h"
 
 namespace nereid {
@@ -398,8 +399,13 @@ void SequenceBatchScheduler::Run(size_t instance, std::vector<Taken>& batch, uin
         done[k] = 1;
       }
     }
-    RunGroup(instance, batch, group, &results);
+    if (model_->decoupled) {
+      RunDecoupledGroup(instance, batch, group, first_seq);
+    } else {
+      RunGroup(instance, batch, group, &results);
+    }
   }
+  if (model_->decoupled) return;  // the senders answered (RunDecoupledGroup)
   for (size_t k = 0; k < batch.size(); ++k) {
     InferCallback& cb = batch[k].job.job.done;
     if (options_.preserve_ordering) {
@@ -410,9 +416,8 @@ void SequenceBatchScheduler::Run(size_t instance, std::vector<Taken>& batch, uin
   }
 }
 
-void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch,
-                                      const std::vector<size_t>& group,
-                                      std::vector<Result>* results) {
+std::vector<std::unique_ptr<InferenceRequest>> SequenceBatchScheduler::GroupRows(
+    std::vector<Taken>& batch, const std::vector<size_t>& group, std::vector<int>* row_of) {
   // Direct: every request sits in its slot's row; rows without a request get a filler.
   const bool direct =
       options_.strategy == SequenceOptions::Strategy::kDirect && options_.max_batch_size > 0;
@@ -422,20 +427,73 @@ void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch
     for (size_t k : group) rows = std::max(rows, batch[k].slot + 1);
   }
   std::vector<std::unique_ptr<InferenceRequest>> requests(rows);
-  std::vector<int> row_of(group.size());
+  row_of->assign(group.size(), 0);
   for (size_t g = 0; g < group.size(); ++g) {
-    row_of[g] = static_cast<int>(direct ? batch[group[g]].slot : g);
+    (*row_of)[g] = static_cast<int>(direct ? batch[group[g]].slot : g);
   }
   const InferenceRequest& like = *batch[group.front()].job.job.request;
   for (size_t r = 0; r < rows; ++r) {
-    if (std::find(row_of.begin(), row_of.end(), static_cast<int>(r)) == row_of.end()) {
+    if (std::find(row_of->begin(), row_of->end(), static_cast<int>(r)) == row_of->end()) {
       requests[r] = MakeFillerRequest(options_, like);
     }
   }
   for (size_t g = 0; g < group.size(); ++g) {
-    requests[static_cast<size_t>(row_of[g])] = std::move(batch[group[g]].job.job.request);
+    requests[static_cast<size_t>((*row_of)[g])] = std::move(batch[group[g]].job.job.request);
   }
-  std::vector<int64_t> sizes(rows, 1);
+  return requests;
+}
+
+void SequenceBatchScheduler::RunDecoupledGroup(size_t instance, std::vector<Taken>& batch,
+                                               const std::vector<size_t>& group,
+                                               uint64_t first_seq) {
+  std::vector<int> row_of;
+  std::vector<std::unique_ptr<InferenceRequest>> requests = GroupRows(batch, group, &row_of);
+  // Filler rows get a sender whose answers, all of them, go nowhere; each request's go to its
+  // callback.
+  std::vector<InferCallback> dones(requests.size());
+  std::vector<bool> fillers(requests.size(), false);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    dones[r] = [](StatusOr<std::unique_ptr<InferenceResponse>>) {};
+    if (std::find(row_of.begin(), row_of.end(), static_cast<int>(r)) == row_of.end()) {
+      requests[r]->on_response = dones[r];
+      fillers[r] = true;
+    }
+  }
+  for (size_t g = 0; g < group.size(); ++g) {
+    InferCallback done = std::move(batch[group[g]].job.job.done);
+    if (options_.preserve_ordering) {
+      // Responses before FINAL flow at once; FINALs keep the order the requests were taken in.
+      done = [this, seq = first_seq + group[g],
+              done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+        ordered_.Deliver(seq, done, std::move(result));
+      };
+    }
+    dones[static_cast<size_t>(row_of[g])] = std::move(done);
+  }
+  std::vector<int64_t> sizes(requests.size(), 1);
+  ExecutionTimes times;
+  const Status executed =
+      RunDecoupledBatchOnInstance(*instances_[instance], exec_info_, std::move(requests), sizes,
+                                  std::move(dones), stats_, &times, fillers);
+  const uint64_t end = NowNs();
+  for (size_t k : group) {
+    const Job& job = batch[k].job;
+    if (executed.ok()) {
+      stats_->RecordSuccess(1, job.job.request_start_ns, job.job.queue_start_ns, times,
+                            times.compute_end);
+    } else {
+      stats_->RecordFailure(FailureReason::kBackend, job.job.request_start_ns, end);
+    }
+  }
+  if (executed.ok()) stats_->RecordExecution(static_cast<int64_t>(group.size()), times);
+}
+
+void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch,
+                                      const std::vector<size_t>& group,
+                                      std::vector<Result>* results) {
+  std::vector<int> row_of;
+  std::vector<std::unique_ptr<InferenceRequest>> requests = GroupRows(batch, group, &row_of);
+  std::vector<int64_t> sizes(requests.size(), 1);
   ExecutionTimes times;
   auto out =
       RunBatchOnInstance(*instances_[instance], exec_info_, std::move(requests), sizes, &times);

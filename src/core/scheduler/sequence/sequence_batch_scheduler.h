@@ -114,6 +114,15 @@ class SequenceBatchScheduler final : public Scheduler {
   void Run(size_t instance, std::vector<Taken>& batch, uint64_t first_seq) EXCLUDES(mu_);
   void RunGroup(size_t instance, std::vector<Taken>& batch, const std::vector<size_t>& group,
                 std::vector<Result>* results) EXCLUDES(mu_);
+  // The requests of `group` as execution rows (Direct: one row per slot, fillers between) and the
+  // row of each; takes the requests out of `batch`.
+  std::vector<std::unique_ptr<InferenceRequest>> GroupRows(std::vector<Taken>& batch,
+                                                           const std::vector<size_t>& group,
+                                                           std::vector<int>* row_of);
+  // Decoupled models: one sender per row (decoupled_batch_runner.h); each request's callback is
+  // called by its sender.
+  void RunDecoupledGroup(size_t instance, std::vector<Taken>& batch,
+                         const std::vector<size_t>& group, uint64_t first_seq) EXCLUDES(mu_);
   void ReaperLoop() EXCLUDES(mu_);
   void Reject(SchedulerJob& job, const Status& status) EXCLUDES(mu_);
   // With mu_ held: drops the sequences in the slots of `instance` whose oldest request was

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <future>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -543,6 +544,80 @@ TEST_F(SequenceBatchSchedulerTest, WithoutIterativeSequenceAnIdIsRequired) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
             "inference request to model 'm' must specify a non-zero or non-empty correlation ID");
+}
+
+// A decoupled model: row r's sender gets OUT = 10 * IN[r], then a flags-only FINAL.
+class SendingInstance : public backend::ModelInstance {
+ public:
+  explicit SendingInstance(Backend* b) : b_(b) {}
+  Status Execute(const backend::ExecuteArgs& args) override {
+    const auto* in = Find(args, "IN");
+    if (in == nullptr || args.senders.size() != static_cast<size_t>(args.batch_size)) {
+      return Internal("one sender per row expected");
+    }
+    {
+      std::unique_lock<std::mutex> l(b_->mu);
+      b_->executions.push_back(std::vector<Row>(args.senders.size()));
+      b_->Pass(l, At<float>(in, 0));
+    }
+    const int64_t one[] = {1, 1};
+    for (size_t r = 0; r < args.senders.size(); ++r) {
+      const float v = 10 * At<float>(in, static_cast<int64_t>(r));
+      const backend::TensorRef out[] = {
+          {"OUT", DataType::kFp32, one, {reinterpret_cast<const char*>(&v), 4}}};
+      NEREID_RETURN_IF_ERROR(args.senders[r]->Send(out, 0));
+      NEREID_RETURN_IF_ERROR(args.senders[r]->Send({}, backend::kResponseFinal));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Backend* b_;
+};
+
+TEST_F(SequenceBatchSchedulerTest, DecoupledSequencesShareAnExecutionWithOneSenderEach) {
+  model_.decoupled = true;
+  options_.states.clear();
+  std::vector<std::unique_ptr<backend::ModelInstance>> list;
+  list.push_back(std::make_unique<SendingInstance>(&backend_));
+  sched_ = std::make_unique<SequenceBatchScheduler>(&model_, &stats_, options_, std::move(list));
+  std::mutex mu;
+  std::map<uint64_t, std::vector<float>> partial;  // by sequence id
+  auto send = [&](uint64_t id, float value) {
+    Parameters params;
+    params.Set("sequence_id", id);
+    params.Set("sequence_start", true);
+    auto reply = std::make_shared<Reply>();
+    SchedulerJob job = test_support::OneFloatJob(value, std::move(params), reply);
+    job.request->on_response = [&, id](StatusOr<std::unique_ptr<InferenceResponse>> r) {
+      ASSERT_TRUE(r.ok());
+      float v;
+      std::memcpy(&v, (*r)->outputs.at(0).data.data(), 4);
+      std::lock_guard<std::mutex> l(mu);
+      partial[id].push_back(v);
+    };
+    sched_->Enqueue(std::move(job), false);
+    return reply;
+  };
+  backend_.Close();
+  auto first = send(1, 1);
+  backend_.WaitRunning(1);
+  auto second = send(2, 2);
+  auto third = send(3, 3);
+  backend_.Open();
+  for (auto* r : {&first, &second, &third}) {
+    auto result = (*r)->future.get();
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    EXPECT_TRUE((*result)->outputs.empty());  // the flags-only FINAL
+  }
+  sched_->Stop();
+  EXPECT_EQ(partial[1], std::vector<float>{10});
+  EXPECT_EQ(partial[2], std::vector<float>{20});
+  EXPECT_EQ(partial[3], std::vector<float>{30});
+  const auto snapshot = stats_.Snapshot();
+  EXPECT_EQ(snapshot.inference_count, 3u);
+  EXPECT_EQ(snapshot.execution_count, 2u);  // sequences 2 and 3 (slots 1 and 2) shared one
+  EXPECT_EQ(snapshot.response_stats.at("0").success.count, 3u);
 }
 
 }  // namespace

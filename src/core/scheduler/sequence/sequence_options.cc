@@ -115,6 +115,12 @@ Status ReadInitialState(const inference::ModelConfig& config, const std::filesys
 StatusOr<SequenceOptions> SequenceOptions::FromConfig(const inference::ModelConfig& config,
                                                       const std::filesystem::path& model_dir) {
   const auto& sb = config.sequence_batching();
+  if (config.model_transaction_policy().decoupled() && sb.state_size() > 0) {
+    // Nereid keeps implicit state from a request's response; a decoupled request has 0..N.
+    return Unsupported("model '" + config.name() +
+                       "': implicit state (sequence_batching 'state') is not supported for "
+                       "models with 'decoupled' transaction policy");
+  }
   SequenceOptions o;
   o.max_batch_size = config.max_batch_size();
   o.iterative = sb.iterative_sequence();

@@ -146,5 +146,23 @@ TEST(SequenceOptionsTest, LinkOutOfTheModelIsRefused) {
   EXPECT_NE(o.status().message().find("must stay within"), std::string::npos);
 }
 
+TEST(SequenceOptionsTest, DecoupledModelWithImplicitStateIsRefused) {
+  auto o = SequenceOptions::FromConfig(
+      Parse(R"(name: "m" max_batch_size: 0 model_transaction_policy { decoupled: true }
+               sequence_batching { state { input_name: "I" output_name: "O"
+                 data_type: TYPE_INT32 dims: [1] } })"),
+      "/nonexistent");
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(o.status().message(),
+            "model 'm': implicit state (sequence_batching 'state') is not supported for models "
+            "with 'decoupled' transaction policy");
+  EXPECT_TRUE(SequenceOptions::FromConfig(
+                  Parse(R"(name: "m" max_batch_size: 0 model_transaction_policy { decoupled: true }
+                           sequence_batching { })"),
+                  "/nonexistent")
+                  .ok());
+}
+
 }  // namespace
 }  // namespace nereid
