@@ -19,7 +19,7 @@ import requests
 
 from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
                             httpclient_aio)
-from ensemble_repo import identity, write_model
+from ensemble_repo import ensemble, identity, step, write_model
 from test_client_decoupled import REPEAT_CONFIG, final_flag, repeat_inputs
 
 SLOW_MS = 800
@@ -33,6 +33,9 @@ def server(tmp_path_factory):
     identity(root, "slow_default", dims=(4,), max_batch=1, extra=SLOW)
     identity(root, "slow_dynamic", dims=(4,), max_batch=1, extra=SLOW + "dynamic_batching {}")
     identity(root, "fast", dims=(4,), max_batch=1)
+    ensemble(root, "slow_ensemble", [("INPUT0", "TYPE_INT32", (4,))],
+             [("OUTPUT0", "TYPE_INT32", (4,))],
+             [step("slow_dynamic", {"INPUT0": "INPUT0"}, {"OUTPUT0": "OUTPUT0"})], max_batch=1)
     s = GrpcServer([str(root)], ["--log-verbose=1"], name="client-cancellation").start()
     yield s
     assert s.stop() == 0, s.stderr()[-4000:]
@@ -187,11 +190,13 @@ def post_infer(port, model, value):
     return s
 
 
-@pytest.mark.parametrize("model", ["slow_default", "slow_dynamic"])
+@pytest.mark.parametrize("model", ["slow_default", "slow_dynamic", "slow_ensemble"])
 @pytest.mark.parametrize("how", ["close", "reset"])
 def test_http_client_disconnect_drops_its_queued_request(server, model, how):
-    before = (canceled(server, model), executions(server, model))
-    running = post_infer(server.port, model, 1)
+    # An ensemble's step request carries its parent's cancellation: the step's model drops it.
+    counted = "slow_dynamic" if model == "slow_ensemble" else model
+    before = (canceled(server, counted), executions(server, counted))
+    running = post_infer(server.port, counted, 1)
     time.sleep(0.2)
     queued = post_infer(server.port, model, 2)
     time.sleep(0.2)
@@ -202,7 +207,7 @@ def test_http_client_disconnect_drops_its_queued_request(server, model, how):
     reply = running.recv(65536)
     running.close()
     assert reply.startswith(b"HTTP/1.1 200"), reply
-    expect_one_cancelled(server, model, *before)
+    expect_one_cancelled(server, counted, *before)
 
 
 def test_http_client_that_stays_gets_its_reply(server):
