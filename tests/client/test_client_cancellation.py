@@ -8,15 +8,14 @@ remove their queued requests from the default scheduler and the dynamic batcher 
 import asyncio
 import json
 import queue
-import re
 import socket
 import threading
 import time
 
 import numpy as np
 import pytest
-import requests
 
+from cancel_support import canceled, executions, wait_for
 from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
                             httpclient_aio)
 from ensemble_repo import ensemble, identity, step, write_model
@@ -45,27 +44,6 @@ def four(module, value=1):
     i = module.InferInput("INPUT0", [1, 4], "INT32")
     i.set_data_from_numpy(np.full((1, 4), value, dtype=np.int32))
     return [i]
-
-
-def canceled(server, model):
-    text = requests.get(server.metrics_url(), timeout=10).text
-    m = re.search(r'nv_inference_request_failure\{[^}]*model="%s"[^}]*reason="CANCELED"[^}]*\} '
-                  r'(\d+)' % model, text)
-    return int(m.group(1)) if m else 0
-
-
-def executions(server, model):
-    r = requests.get(f"http://127.0.0.1:{server.port}/v2/models/{model}/stats", timeout=10)
-    return int(r.json()["model_stats"][0]["execution_count"])
-
-
-def wait_for(predicate, what, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 def expect_one_cancelled(server, model, canceled_before, executions_before):

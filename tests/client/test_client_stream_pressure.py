@@ -12,8 +12,8 @@ import time
 import grpc
 import numpy as np
 import pytest
-import requests
 
+from cancel_support import canceled, executions, gauge, wait_for
 from client_support import GrpcServer, grpcclient
 from ensemble_repo import identity, write_model
 from test_client_decoupled import REPEAT_CONFIG, repeat_inputs
@@ -59,13 +59,6 @@ def stream_method(channel):
         response_deserializer=service_pb2.ModelStreamInferResponse.FromString)
 
 
-def canceled(server, model):
-    text = requests.get(server.metrics_url(), timeout=10).text
-    m = re.search(r'nv_inference_request_failure\{[^}]*model="%s"[^}]*reason="CANCELED"[^}]*\} '
-                  r'(\d+)' % model, text)
-    return int(m.group(1)) if m else 0
-
-
 def test_unread_stream_keeps_memory_bounded(server):
     count = 1_000_000  # one response each: unbounded, they would buffer hundreds of MB
     channel = grpc.insecure_channel(server.target())
@@ -102,26 +95,6 @@ def test_unread_stream_keeps_memory_bounded(server):
     finally:
         c.stop_stream()
         c.close()
-
-
-def gauge(server, family, model):
-    text = requests.get(server.metrics_url(), timeout=10).text
-    m = re.search(r'%s\{[^}]*model="%s"[^}]*\} (\d+)' % (family, model), text)
-    return int(float(m.group(1))) if m else 0
-
-
-def executions(server, model):
-    r = requests.get(f"http://127.0.0.1:{server.port}/v2/models/{model}/stats", timeout=10)
-    return int(r.json()["model_stats"][0]["execution_count"])
-
-
-def wait_for(predicate, what, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 def test_ten_thousand_streams_opened_and_cancelled(server):
@@ -165,3 +138,25 @@ def _four():
     i = grpcclient.InferInput("INPUT0", [1, 4], "INT32")
     i.set_data_from_numpy(np.ones((1, 4), dtype=np.int32))
     return i
+
+
+def test_stop_ends_a_decoupled_request_that_would_run_for_minutes(tmp_path):
+    """A request whose model would send its FINAL only in two minutes: at shutdown the request is
+    cancelled after --exit-timeout-secs, the model ends it, and the server exits cleanly."""
+    write_model(tmp_path, "repeat_int32", REPEAT_CONFIG)
+    s = GrpcServer([str(tmp_path)], ["--exit-timeout-secs=1"], name="client-stop-decoupled").start()
+    results = queue.Queue()
+    c = grpcclient.InferenceServerClient(s.target())
+    try:
+        c.start_stream(callback=lambda result, error: results.put((result, error)))
+        c.async_stream_infer("repeat_int32", repeat_inputs([1, 2], delays=[0, 120_000]))
+        r, e = results.get(timeout=20)
+        assert e is None and r.as_numpy("OUT").tolist() == [1]
+        started = time.monotonic()
+        rc = s.stop()
+        assert rc == 0, s.stderr()[-4000:]
+        assert time.monotonic() - started < 10
+    finally:
+        c.close()
+        if s.alive():
+            s.kill()
