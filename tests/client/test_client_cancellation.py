@@ -31,6 +31,7 @@ def server(tmp_path_factory):
     write_model(root, "repeat_int32", REPEAT_CONFIG)
     identity(root, "slow_default", dims=(4,), max_batch=1, extra=SLOW)
     identity(root, "slow_dynamic", dims=(4,), max_batch=1, extra=SLOW + "dynamic_batching {}")
+    identity(root, "slow_sequence", dims=(4,), max_batch=1, extra=SLOW + "sequence_batching {}")
     identity(root, "fast", dims=(4,), max_batch=1)
     ensemble(root, "slow_ensemble", [("INPUT0", "TYPE_INT32", (4,))],
              [("OUTPUT0", "TYPE_INT32", (4,))],
@@ -56,7 +57,9 @@ def expect_one_cancelled(server, model, canceled_before, executions_before):
     # Healthy, and the model serves the next request.
     c = grpcclient.InferenceServerClient(server.target())
     assert c.is_server_live() and c.is_model_ready(model)
-    assert c.infer(model, four(grpcclient, 3)).as_numpy("OUTPUT0").tolist() == [[3] * 4]
+    seq = {"sequence_id": 999, "sequence_start": True, "sequence_end": True} \
+        if model == "slow_sequence" else {}
+    assert c.infer(model, four(grpcclient, 3), **seq).as_numpy("OUTPUT0").tolist() == [[3] * 4]
     c.close()
 
 
@@ -159,8 +162,12 @@ def test_cancelled_aio_task_drops_its_queued_request(server, protocol):
 
 
 def post_infer(port, model, value):
-    body = json.dumps({"inputs": [{"name": "INPUT0", "datatype": "INT32", "shape": [1, 4],
-                                   "data": [value] * 4}]}).encode()
+    request = {"inputs": [{"name": "INPUT0", "datatype": "INT32", "shape": [1, 4],
+                           "data": [value] * 4}]}
+    if model == "slow_sequence":  # a whole sequence in one request: the slot frees after it
+        request["parameters"] = {"sequence_id": 100 + value, "sequence_start": True,
+                                 "sequence_end": True}
+    body = json.dumps(request).encode()
     s = socket.create_connection(("127.0.0.1", port))
     s.sendall(f"POST /v2/models/{model}/infer HTTP/1.1\r\nHost: x\r\n"
               f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
@@ -168,7 +175,8 @@ def post_infer(port, model, value):
     return s
 
 
-@pytest.mark.parametrize("model", ["slow_default", "slow_dynamic", "slow_ensemble"])
+@pytest.mark.parametrize("model",
+                         ["slow_default", "slow_dynamic", "slow_sequence", "slow_ensemble"])
 @pytest.mark.parametrize("how", ["close", "reset"])
 def test_http_client_disconnect_drops_its_queued_request(server, model, how):
     # An ensemble's step request carries its parent's cancellation: the step's model drops it.
