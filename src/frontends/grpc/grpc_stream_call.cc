@@ -151,7 +151,7 @@ class StreamCall {
     StatusOr<ServedModel> served =
         shared_->server->AcquireModel((*request)->model_name, (*request)->model_version);
     if (!served.ok()) return Complete(slot, served.status(), model, id);
-    // Written by Complete's thread only, read under mu_ after it.
+    // Set before InferAsync; Complete reads it after the inference (happens-after).
     slot->decoupled = served->config().model_transaction_policy().decoupled();
     (*request)->cancel_token = cancel_;
     const bool empty_final =
