@@ -160,3 +160,27 @@ def test_stop_ends_a_decoupled_request_that_would_run_for_minutes(tmp_path):
         c.close()
         if s.alive():
             s.kill()
+
+
+def test_stop_wakes_a_producer_waiting_for_an_unread_stream(tmp_path):
+    """The model's sending thread waits for room in the pool when the shutdown comes: the
+    shutdown's cancellation of the stream wakes it, and the server exits cleanly."""
+    write_model(tmp_path, "repeat_int32", REPEAT_CONFIG)
+    s = GrpcServer([str(tmp_path)], ["--exit-timeout-secs=1", "--grpc-max-response-pool-size=2"],
+                   name="client-stop-pool").start()
+    channel = grpc.insecure_channel(s.target())
+    outgoing = queue.Queue()
+    responses = stream_method(channel)(iter(outgoing.get, None))
+    try:
+        outgoing.put(request("repeat_int32", repeat_inputs(list(range(200_000))), "flood"))
+        time.sleep(1.5)  # the producer is blocked: nobody reads
+        started = time.monotonic()
+        rc = s.stop()
+        assert rc == 0, s.stderr()[-4000:]
+        assert time.monotonic() - started < 10
+    finally:
+        responses.cancel()
+        outgoing.put(None)
+        channel.close()
+        if s.alive():
+            s.kill()
