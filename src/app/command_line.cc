@@ -89,7 +89,8 @@ std::vector<std::string> Unique(const std::vector<std::string>& values) {
 // The flags of kCompatFlags this build acts on (their values checked by CheckCompatFlags).
 bool IsActedOn(std::string_view flag) {
   return flag == "--allow-client-shm" || flag == "--cache-config" ||
-         flag == "--response-cache-byte-size" || flag == "--cache-directory";
+         flag == "--response-cache-byte-size" || flag == "--cache-directory" ||
+         flag == "--grpc-max-response-pool-size";
 }
 
 const char* CompatHelp(std::string_view flag) {
@@ -99,6 +100,10 @@ const char* CompatHelp(std::string_view flag) {
   }
   if (flag == "--response-cache-byte-size") return "Deprecated: use --cache-config=local,size=N";
   if (flag == "--cache-directory") return "Accepted for Triton compatibility (caches are built in)";
+  if (flag == "--grpc-max-response-pool-size") {
+    return "Responses of one ModelStreamInfer stream buffered before the model's sender waits "
+           "(default unbounded)";
+  }
   return "Whether clients may register shared memory regions (default false)";
 }
 
@@ -456,6 +461,10 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
   for (const auto& value : raw.compat["--allow-client-shm"]) {
     StatusOr<bool> allow = ParseTritonBool(value);
     s.allow_client_shm = allow.ok() && *allow;
+  }
+  for (const auto& value : raw.compat["--grpc-max-response-pool-size"]) {
+    NEREID_ASSIGN_OR_RETURN(int64_t size, ParseTritonInteger(value, 1, INT32_MAX));
+    o.grpc.server.max_response_pool_size = static_cast<int>(size);
   }
   NEREID_RETURN_IF_ERROR(FinishCache(raw, o));
   for (const char* flag : kCompatFlags) {

@@ -194,6 +194,20 @@ TEST(CommandLineTest, CompatibilityFlagsAreReported) {
   EXPECT_EQ(o->ignored_flags.size(), 2u);  // --allow-metrics has an effect now
 }
 
+TEST(CommandLineTest, GrpcMaxResponsePoolSize) {
+  auto unset = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(unset.ok());
+  EXPECT_EQ(unset->grpc.server.max_response_pool_size, INT32_MAX);  // Triton's default
+  auto set = Parse({"--model-repository=/m", "--grpc-max-response-pool-size=3"});
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->grpc.server.max_response_pool_size, 3);
+  EXPECT_TRUE(set->ignored_flags.empty());  // it has an effect
+  auto zero = Parse({"--model-repository=/m", "--grpc-max-response-pool-size=0"});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("--grpc-max-response-pool-size must be greater than 0."),
+            std::string::npos);
+}
+
 TEST(CommandLineTest, AllowClientShm) {
   auto off = Parse({"--model-repository=/m"});
   ASSERT_TRUE(off.ok());

@@ -80,9 +80,10 @@ struct GrpcShared {
   inference::GRPCInferenceService::AsyncService service;
   grpc::health::v1::Health::AsyncService health;
   CqGate gate;
-  std::atomic<bool> accepting{true};  // false once shutdown began: no new listeners
-  std::atomic<int> inline_slots{0};   // completion-queue threads that may run a model inline
-  RestrictedFeatures restricted;      // --grpc-restricted-protocol; read-only once serving
+  std::atomic<bool> accepting{true};       // false once shutdown began: no new listeners
+  std::atomic<int> inline_slots{0};        // completion-queue threads that may run a model inline
+  RestrictedFeatures restricted;           // --grpc-restricted-protocol; read-only once serving
+  int max_response_pool_size = INT32_MAX;  // GrpcServerOptions; read-only once serving
 };
 
 // Triton's restricted-protocol check of one call: OK when `category` is not restricted or the

@@ -1,5 +1,6 @@
 #include "frontends/grpc/grpc_server.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -118,6 +119,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
   shared.server = server;
   shared.cq = impl->cq.get();
   shared.restricted = options.restricted;
+  shared.max_response_pool_size = std::max(1, options.max_response_pool_size);
   // Inline execution only while another completion-queue thread stays free (ADR 0003).
   shared.inline_slots.store(options.infer_thread_count - 1);
   grpc_frontend::ListenUnaryCalls(impl->shared);

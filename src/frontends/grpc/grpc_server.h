@@ -47,6 +47,9 @@ struct GrpcServerOptions {
   GrpcKeepaliveOptions keepalive;
   GrpcSslOptions ssl;
   GrpcCompression response_compression = GrpcCompression::kNone;
+  // --grpc-max-response-pool-size: responses of one ModelStreamInfer stream waiting to be written
+  // before a decoupled model's sender blocks until the client reads (Triton's default: INT_MAX).
+  int max_response_pool_size = INT32_MAX;
   int max_message_size = INT32_MAX;  // send and receive; protobuf's limit is 2 GB
   // --grpc-restricted-protocol: keys already carry the "triton-grpc-protocol-" prefix.
   RestrictedFeatures restricted;

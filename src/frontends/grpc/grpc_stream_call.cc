@@ -1,9 +1,12 @@
 // ModelStreamInfer: one bidirectional stream. Requests are read one after another, each is handed
 // to InferAsync before the next Read starts (so they reach the scheduler in stream order; a Read
-// is outstanding while earlier requests run), and the responses are
-// written in request order, one Write at a time. An error becomes a ModelStreamInferResponse with
-// `error_message` and the stream goes on, unless the client sent the `triton_grpc_error: true`
-// header: then the stream ends with that error as its gRPC status.
+// is outstanding while earlier requests run), and the responses are written one Write at a time:
+// a non-decoupled model's in request order (as Triton's stream handler does), a decoupled model's
+// as they come (each request's own responses keep their order). Responses waiting for their Write
+// are bounded by --grpc-max-response-pool-size: at the bound, a decoupled model's sender waits
+// until the client reads (back-pressure instead of memory). An error becomes a
+// ModelStreamInferResponse with `error_message` and the stream goes on, unless the client sent the
+// `triton_grpc_error: true` header: then the stream ends with that error as its gRPC status.
 //
 // Lifetime: the call deletes itself when the done notification has arrived and no Read, Write,
 // Finish or inference is outstanding. The done notification can arrive (on another
@@ -16,6 +19,8 @@
 // Move under `mu_`.
 // Thread-safety: every state change happens under `mu_` (completion-queue threads and executor
 // threads); async operations are started under it (they never block).
+#include <algorithm>
+#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -54,6 +59,8 @@ class StreamCall {
   struct Slot {
     bool ready = false;
     bool skip = false;                       // a flags-only FINAL the client did not ask to see
+    bool partial = false;                    // a decoupled response before FINAL (pool-counted)
+    bool decoupled = false;                  // its request's model is decoupled
     std::optional<grpc::Status> end_status;  // triton_grpc_error: end the stream with this
     pb::ModelStreamInferResponse message;
   };
@@ -75,7 +82,7 @@ class StreamCall {
       MutexLock lock(mu_);
       if (grpc::Status r = CheckRestricted(*shared_, RestrictedCategory::kInference, ctx_);
           !r.ok()) {
-        failed_ = true;  // end the stream at once, reading nothing
+        FailLocked();  // end the stream at once, reading nothing
         Move(read_, StreamReadState::kDone);
         end_status_ = r;
         PumpLocked();
@@ -141,6 +148,11 @@ class StreamCall {
     StatusOr<std::unique_ptr<InferenceRequest>> request = DecodeModelInferRequest(message);
     message.reset();
     if (!request.ok()) return Complete(slot, request.status(), model, id);
+    StatusOr<ServedModel> served =
+        shared_->server->AcquireModel((*request)->model_name, (*request)->model_version);
+    if (!served.ok()) return Complete(slot, served.status(), model, id);
+    // Set before InferAsync; Complete reads it after the inference (happens-after).
+    slot->decoupled = served->config().model_transaction_policy().decoupled();
     (*request)->cancel_token = cancel_;
     const bool empty_final =
         GetBool((*request)->parameters, kEnableEmptyFinalResponse).value_or(false);
@@ -151,7 +163,7 @@ class StreamCall {
     };
     InlineSlot inline_slot(shared_->inline_slots);
     shared_->server->InferAsync(
-        std::move(*request),
+        std::move(*served), std::move(*request),
         [this, slot, model, id, empty_final](StatusOr<std::unique_ptr<InferenceResponse>> result) {
           if (!result.ok()) return Complete(slot, result.status(), model, id);
           if ((*result)->empty_final && !empty_final) {
@@ -191,8 +203,13 @@ class StreamCall {
       SetFinal(&partial->message, false);
     }
     partial->ready = true;
-    MutexLock lock(mu_);
+    partial->partial = true;
+    UniqueLock lock(mu_);
+    // Back-pressure: this (the model's sending) thread waits while the pool is full; a broken or
+    // ended stream wakes it (failed_).
+    while (!failed_ && buffered_ >= shared_->max_response_pool_size) lock.Wait(pool_space_);
     if (failed_) return;  // nobody reads any more
+    ++buffered_;
     // Before the request's own slot and before the first slot still waiting for its request, so
     // it is written as soon as the responses already queued are, whatever earlier requests do.
     auto at = queue_.begin();
@@ -217,10 +234,39 @@ class StreamCall {
       MutexLock lock(mu_);
       slot->ready = true;
       --inflight_;
+      if (slot->decoupled) MoveAheadLocked(slot);
       PumpLocked();
       if (!ShouldDeleteLocked()) return;
     }
     delete this;
+  }
+
+  // A decoupled request's FINAL response does not wait for earlier requests (Triton writes each
+  // response as it comes): `slot` moves before the first slot still waiting, after every
+  // response already ready, so its own earlier responses stay ahead of it.
+  void MoveAheadLocked(Slot* slot) REQUIRES(mu_) {
+    auto at = queue_.begin();
+    while (at != queue_.end() && at->get() != slot && (*at)->ready) ++at;
+    if (at == queue_.end() || at->get() == slot) return;
+    auto own = std::find_if(at, queue_.end(), [slot](const auto& s) { return s.get() == slot; });
+    std::unique_ptr<Slot> moved = std::move(*own);
+    queue_.erase(own);
+    queue_.insert(at, std::move(moved));
+  }
+
+  // Pops the front slot; a pooled response frees a place for a waiting sender.
+  void PopFrontLocked() REQUIRES(mu_) {
+    if (queue_.front()->partial) {
+      --buffered_;
+      pool_space_.notify_all();
+    }
+    queue_.pop_front();
+  }
+
+  // Nothing more will be written: wake the senders waiting for room.
+  void FailLocked() REQUIRES(mu_) {
+    failed_ = true;
+    pool_space_.notify_all();
   }
 
   // Starts the next Write (or the Finish) when nothing is being written.
@@ -230,13 +276,13 @@ class StreamCall {
     while (!queue_.empty() && queue_.front()->ready) {
       Slot& front = *queue_.front();
       if (failed_ || front.skip) {  // the client is gone or the stream ended: drop the result
-        queue_.pop_front();
+        PopFrontLocked();
         continue;
       }
       if (front.end_status) {
-        failed_ = true;
         end_status_ = *front.end_status;
-        queue_.pop_front();
+        FailLocked();
+        PopFrontLocked();
         continue;
       }
       if (w == StreamWriteState::kBroken) return;  // failed_ drops everything above
@@ -259,11 +305,11 @@ class StreamCall {
   void OnWrite(bool ok) {
     {
       MutexLock lock(mu_);
-      queue_.pop_front();
+      PopFrontLocked();
       if (write_.state() == StreamWriteState::kBrokenWriting) {
         Move(write_, StreamWriteState::kBroken);  // cancelled while this Write was outstanding
       } else if (!ok) {  // the call is broken: no Finish either, and nobody wants the other answers
-        failed_ = true;
+        FailLocked();
         Move(write_, StreamWriteState::kBroken);
         cancel_->Cancel();
       } else {
@@ -293,7 +339,7 @@ class StreamCall {
     {
       MutexLock lock(mu_);
       if (cancelled) {
-        failed_ = true;
+        FailLocked();
         // A broken call is never finished; a Finish already started still reports back.
         if (write_.state() == StreamWriteState::kIdle) {
           Move(write_, StreamWriteState::kBroken);
@@ -334,8 +380,11 @@ class StreamCall {
   // has not yet started the first Read, and must not delete the call under it.
   Lifecycle<StreamReadState> read_ GUARDED_BY(mu_) = Lifecycle(StreamReadState::kStarting);
   Lifecycle<StreamWriteState> write_ GUARDED_BY(mu_) = Lifecycle(StreamWriteState::kIdle);
-  bool failed_ GUARDED_BY(mu_) = false;  // no more responses will be written
-  bool done_ GUARDED_BY(mu_) = false;    // the done notification arrived
+  bool failed_ GUARDED_BY(mu_) = false;  // no more responses will be written (set by FailLocked)
+  // Partial responses in queue_ (ready, not yet written): at most max_response_pool_size.
+  int buffered_ GUARDED_BY(mu_) = 0;
+  std::condition_variable pool_space_;  // buffered_ went down or failed_ was set
+  bool done_ GUARDED_BY(mu_) = false;   // the done notification arrived
 };
 
 }  // namespace

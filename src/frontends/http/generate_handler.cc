@@ -135,7 +135,10 @@ void Generate(InferenceServer* server, HttpRequest& request, const RouteParams& 
     LOG_VERBOSE(1, "[request id: <id_unknown>] Infer failed: {}", decoded.status().message());
     return responder->Send(ErrorResponse(400, decoded.status().message()));
   }
-  auto cancel = std::make_shared<CancelToken>();
+  // The connection's token (set when the client disconnects while the reply is owed), or a fresh
+  // one; a stream whose write fails sets it too.
+  std::shared_ptr<CancelToken> cancel =
+      request.cancel_token != nullptr ? request.cancel_token : std::make_shared<CancelToken>();
   auto call = std::make_shared<GenerateCall>(std::move(responder), streaming, cancel);
   std::unique_ptr<InferenceRequest> infer = std::move(*decoded);
   infer->cancel_token = cancel;

@@ -237,7 +237,16 @@ class Session : public std::enable_shared_from_this<Session> {
     unsigned version = 11;
     bool head = false;
     std::optional<HttpResponse> response;
+    std::shared_ptr<CancelToken> cancel;  // the request's (HttpRequest::cancel_token)
   };
+
+  // The client is gone: requests still owed a reply are cancelled (queued ones are dropped by
+  // their scheduler, running ones see it through IsCancelled).
+  void CancelOwed() {
+    for (Pending& p : pending_) {
+      if (p.cancel != nullptr && !p.response) p.cancel->Cancel();
+    }
+  }
 
   bool closed() const { return state_.state() == SessionState::kClosed; }
   bool read_closed() const { return state_.state() != SessionState::kOpen; }
@@ -587,6 +596,9 @@ void Session::OnReadError(beast::error_code ec) {
     FailRead(400, "malformed HTTP request: " + ec.message());
   } else {
     reading_ = false;
+    // End of stream or reset with replies owed: the client disconnected. A half-close counts
+    // too: HTTP/1.1 clients do not half-close and then wait for replies in practice.
+    if (!draining_ && !timed_out_) CancelOwed();
     EndReading();  // end of stream, reset, or a drain interrupted the read
     SetPhase(Phase::kNone);
     MaybeClose();
@@ -608,9 +620,12 @@ void Session::Dispatch() {
   p.version = msg.version();
   p.head = msg.method() == bhttp::verb::head;
   if (!p.keep_alive) EndReading();
+  p.cancel = std::make_shared<CancelToken>();
+  std::shared_ptr<CancelToken> cancel = p.cancel;
   pending_.push_back(std::move(p));
 
   HttpRequest request;
+  request.cancel_token = std::move(cancel);
   request.method = ToMethod(msg.method());
   request.target = std::string(Sv(msg.target()));
   for (const auto& field : msg) {
@@ -767,6 +782,7 @@ void Session::MaybeClose() {
 void Session::Close() {
   if (closed()) return;
   Move(SessionState::kClosed);
+  CancelOwed();  // their replies can no longer be written
   if (body_stream_ != nullptr) body_stream_->Abandon();  // its producer may stop
   body_stream_.reset();
   SetPhase(Phase::kNone);

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "common/completion_batch.h"
 #include "frontends/http/http_test_client.h"
@@ -309,6 +310,48 @@ TEST_F(HttpServerTest, StopWithIdleKeepAliveConnectionIsPrompt) {
   EXPECT_TRUE(c.ClosedByServer());
   Client refused(server_->port());
   EXPECT_FALSE(refused.connected());
+}
+
+// The client disconnects while its reply is owed: the request's cancel token is set (what lets the
+// schedulers drop it), and a later reply is dropped without harm.
+TEST_F(HttpServerTest, DisconnectCancelsRequestsStillOwedAReply) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::pair<std::shared_ptr<CancelToken>, std::shared_ptr<HttpResponder>>> held;
+  StartServer([&](HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
+    std::lock_guard<std::mutex> lock(mu);
+    held.emplace_back(r.cancel_token, std::move(responder));
+    cv.notify_all();
+  });
+  auto wait_held = [&](size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(5), [&] { return held.size() >= n; });
+  };
+  auto wait_cancelled = [](const std::shared_ptr<CancelToken>& t) {
+    for (int i = 0; i < 500 && !t->cancelled(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return t->cancelled();
+  };
+  {
+    Client stays(server_->port());
+    stays.Send(Post("/a", "x"));
+    ASSERT_TRUE(wait_held(1));
+    {
+      Client leaves(server_->port());
+      leaves.Send(Post("/b", "y"));
+      ASSERT_TRUE(wait_held(2));
+    }  // closed with its reply owed
+    ASSERT_NE(held[1].first, nullptr);
+    EXPECT_TRUE(wait_cancelled(held[1].first));
+    EXPECT_FALSE(held[0].first->cancelled());        // another connection's request is untouched
+    held[1].second->Send(HttpResponse::Empty(200));  // too late: dropped
+    held[0].second->Send(HttpResponse::Empty(200));
+    EXPECT_EQ(stays.Read().status, 200);
+    EXPECT_FALSE(held[0].first->cancelled());  // answered, then the client went: not cancelled
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(held[0].first->cancelled());
 }
 
 TEST_F(HttpServerTest, BusyPortFailsCreate) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/thread_annotations.h"
+#include "core/request/cancel_token.h"
 
 namespace nereid {
 
@@ -59,6 +60,9 @@ struct HttpRequest {
   HttpHeaders headers;
   // The whole (de-chunked) body; never null. Shared so inference inputs can view into it.
   std::shared_ptr<std::string> body = std::make_shared<std::string>();
+  // Set by the transport: cancelled when the client disconnects before this request's reply is
+  // written (a handler gives it to the inference request). Null when nobody can tell.
+  std::shared_ptr<CancelToken> cancel_token;
 
   std::string_view Path() const;
   std::string_view Query() const;  // without the '?'; empty when absent

@@ -92,6 +92,7 @@ void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, Htt
   const ContentCoding reply_coding = ChooseResponseCoding(request.headers.Find("Accept-Encoding"));
   const bool binary_default = decoded->binary_output_default;
   std::string id = decoded->request->id;
+  decoded->request->cancel_token = request.cancel_token;
   // Run the model on this I/O thread when an instance is idle and a slot is free: no hand-off to
   // an executor and back. At least one I/O thread always stays out of it (see inline_slots).
   InferOptions infer_options;
