@@ -1,0 +1,224 @@
+#include "python/stub_protocol.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstring>
+#include <limits>
+
+#include "common/config_json.h"
+
+namespace nereid::backends::python {
+namespace {
+
+void PutLe(char* out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xff);
+}
+
+uint64_t GetLe(const char* in, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  return v;
+}
+
+Status Bad(const std::string& what) {
+  return Internal("malformed message from the Python stub: " + what);
+}
+
+StatusOr<TensorDesc> ParseTensor(const rapidjson::Value& v, uint64_t payload_size) {
+  if (!v.IsObject()) return Bad("a tensor is not an object");
+  TensorDesc t;
+  const rapidjson::Value* name = FindMember(v, "name");
+  if (name == nullptr || !name->IsString()) return Bad("a tensor has no name");
+  t.name.assign(name->GetString(), name->GetStringLength());
+  std::optional<DataType> dt = DataTypeFromWireName(StringMember(v, "datatype"));
+  if (!dt || *dt == DataType::kInvalid) {
+    return Bad("tensor '" + t.name + "' has an unknown datatype");
+  }
+  t.data_type = *dt;
+  StatusOr<std::vector<int64_t>> shape = IntArrayMember(v, "shape");
+  if (!shape.ok()) return Bad("tensor '" + t.name + "' has a malformed shape");
+  t.shape = std::move(*shape);
+  uint64_t elements = 1;
+  for (int64_t d : t.shape) {
+    if (d < 0) return Bad("tensor '" + t.name + "' has a negative dimension");
+    if (d != 0 && elements > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) {
+      return Bad("tensor '" + t.name + "' has too many elements");
+    }
+    elements *= static_cast<uint64_t>(d);
+  }
+  StatusOr<int64_t> offset = IntMember(v, "offset", -1);
+  StatusOr<int64_t> size = IntMember(v, "size", -1);
+  if (!offset.ok() || !size.ok() || *offset < 0 || *size < 0) {
+    return Bad("tensor '" + t.name + "' has no valid offset and size");
+  }
+  t.offset = static_cast<uint64_t>(*offset);
+  t.size = static_cast<uint64_t>(*size);
+  if (t.offset > payload_size || t.size > payload_size - t.offset) {
+    return Bad("tensor '" + t.name + "' lies outside the payload");
+  }
+  const size_t element_size = DataTypeByteSize(t.data_type);
+  if (element_size != 0) {
+    if (elements > std::numeric_limits<uint64_t>::max() / element_size ||
+        elements * element_size != t.size) {
+      return Bad("tensor '" + t.name + "' has " + std::to_string(t.size) +
+                 " bytes, its shape needs " + std::to_string(elements * element_size));
+    }
+  }
+  return t;
+}
+
+StatusOr<StubResponse> ParseResponse(const rapidjson::Value& v, uint64_t payload_size) {
+  if (!v.IsObject()) return Bad("a response is not an object");
+  StubResponse r;
+  if (const rapidjson::Value* err = FindMember(v, "error"); err != nullptr && !err->IsNull()) {
+    if (!err->IsObject()) return Bad("a response error is not an object");
+    r.has_error = true;
+    r.error.message = std::string(StringMember(*err, "message"));
+    StatusOr<int64_t> code = IntMember(*err, "code", 1);
+    r.error.code = code.ok() && *code >= 0 && *code <= 7 ? static_cast<int>(*code) : 1;
+    return r;
+  }
+  if (const rapidjson::Value* outs = FindMember(v, "outputs"); outs != nullptr) {
+    if (!outs->IsArray()) return Bad("'outputs' is not an array");
+    for (const rapidjson::Value& o : outs->GetArray()) {
+      NEREID_ASSIGN_OR_RETURN(TensorDesc t, ParseTensor(o, payload_size));
+      r.outputs.push_back(std::move(t));
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+std::array<char, kFrameHeaderSize> EncodeFrameHeader(FrameSizes sizes) {
+  std::array<char, kFrameHeaderSize> out{};
+  PutLe(out.data(), sizes.json_size, 4);
+  PutLe(out.data() + 4, sizes.payload_size, 8);
+  return out;
+}
+
+StatusOr<FrameSizes> DecodeFrameHeader(std::span<const char, kFrameHeaderSize> bytes) {
+  FrameSizes sizes;
+  sizes.json_size = static_cast<uint32_t>(GetLe(bytes.data(), 4));
+  sizes.payload_size = GetLe(bytes.data() + 4, 8);
+  if (sizes.json_size > kMaxFrameJsonSize) return Bad("header too large");
+  return sizes;
+}
+
+StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_size) {
+  rapidjson::Document doc;
+  if (Status s = ParseJsonObject(json, "Python stub message", &doc); !s.ok()) {
+    return Bad(s.message());
+  }
+  StubMessage m;
+  m.op = std::string(StringMember(doc, "op"));
+  m.message = std::string(StringMember(doc, "message"));
+  if (const rapidjson::Value* e = FindMember(doc, "exception"); e != nullptr && e->IsBool()) {
+    m.exception = e->GetBool();
+  }
+  StatusOr<int64_t> level = IntMember(doc, "level", 0);
+  StatusOr<int64_t> request = IntMember(doc, "request", 0);
+  StatusOr<int64_t> flags = IntMember(doc, "flags", 0);
+  if (!level.ok() || !request.ok() || !flags.ok() || *flags < 0 || *flags > 0xffffffff) {
+    return Bad("malformed 'level', 'request' or 'flags'");
+  }
+  m.level = static_cast<int>(*level);
+  m.request = *request;
+  m.flags = static_cast<uint32_t>(*flags);
+  if (m.op == "result") {
+    const rapidjson::Value* rs = FindMember(doc, "responses");
+    if (rs == nullptr || !rs->IsArray()) return Bad("'responses' is not an array");
+    for (const rapidjson::Value& r : rs->GetArray()) {
+      NEREID_ASSIGN_OR_RETURN(StubResponse resp, ParseResponse(r, payload_size));
+      m.responses.push_back(std::move(resp));
+    }
+  } else if (m.op == "send") {
+    NEREID_ASSIGN_OR_RETURN(m.response, ParseResponse(doc, payload_size));
+  } else if (m.op != "ok" && m.op != "error" && m.op != "log" && m.op != "done") {
+    return Bad("unknown op '" + m.op + "'");
+  }
+  return m;
+}
+
+StatusCode StubErrorCode(int code) {
+  switch (code) {
+    case 0:
+      return StatusCode::kUnknown;
+    case 2:
+      return StatusCode::kNotFound;
+    case 3:
+      return StatusCode::kInvalidArgument;
+    case 4:
+      return StatusCode::kUnavailable;
+    case 5:
+      return StatusCode::kUnsupported;
+    case 6:
+      return StatusCode::kAlreadyExists;
+    case 7:
+      return StatusCode::kCancelled;
+    default:
+      return StatusCode::kInternal;
+  }
+}
+
+std::string EncodeExecute(std::string_view instance_name, std::string_view model_name,
+                          std::span<const RequestHeader> requests) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  auto str = [&](std::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  };
+  w.StartObject();
+  str("op");
+  str("execute");
+  str("instance");
+  str(instance_name);
+  str("model_name");
+  str(model_name);
+  str("requests");
+  w.StartArray();
+  uint64_t offset = 0;
+  for (const RequestHeader& r : requests) {
+    w.StartObject();
+    str("id");
+    str(r.id);
+    str("correlation_id");
+    w.Uint64(r.correlation_id);
+    str("flags");
+    w.Uint(r.flags);
+    str("parameters");
+    str(r.parameters_json);
+    str("requested");
+    w.StartArray();
+    for (const std::string& o : r.requested_outputs) str(o);
+    w.EndArray();
+    str("inputs");
+    w.StartArray();
+    for (const backend::TensorRef& t : r.inputs) {
+      w.StartObject();
+      str("name");
+      str(t.name);
+      str("datatype");
+      str(DataTypeWireName(t.data_type));
+      str("shape");
+      w.StartArray();
+      for (int64_t d : t.shape) w.Int64(d);
+      w.EndArray();
+      str("offset");
+      w.Uint64(offset);
+      str("size");
+      w.Uint64(t.data.size());
+      w.EndObject();
+      offset += t.data.size();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+}  // namespace nereid::backends::python
