@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include "common/config_json.h"
 #include "common/config_reader.h"
 #include "nereid/backend_api.h"
+#include "python/batch_split.h"
 #include "python/stub_process.h"
 #include "python/stub_protocol.h"
 
@@ -181,31 +183,32 @@ class PythonInstance final : public backend::ModelInstance {
 
   Status RunOnStub(const backend::ExecuteArgs& args) {
     const auto deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
-    RequestHeader request;
-    request.inputs.assign(args.inputs.begin(), args.inputs.end());
+    std::vector<std::string> requested;
     for (const std::string& name : model_->outputs) {
-      if (args.outputs == nullptr || args.outputs->IsRequested(name)) {
-        request.requested_outputs.push_back(name);
-      }
+      if (args.outputs == nullptr || args.outputs->IsRequested(name)) requested.push_back(name);
     }
+    std::deque<std::vector<int64_t>> shapes;  // the slices' shapes, viewed by `requests`
+    const std::vector<RequestHeader> requests =
+        SplitRequests(args.inputs, args.requests, requested, &shapes);
     std::vector<std::span<const char>> chunks;
-    for (const auto& t : args.inputs) chunks.push_back(t.data);
-    const std::string header =
-        EncodeExecute(options_.name, model_->model_name, std::span(&request, 1));
+    for (const RequestHeader& r : requests) {
+      for (const auto& t : r.inputs) chunks.push_back(t.data);
+    }
+    const std::string header = EncodeExecute(options_.name, model_->model_name, requests);
     NEREID_RETURN_IF_ERROR(Channel(stub_->Write(header, chunks)));
     if (args.times != nullptr) args.times->input_end_ns = backend::ExecuteClockNs();
-    return model_->decoupled ? ReadDecoupled(args, deadline) : ReadResult(args, deadline);
+    if (model_->decoupled) return ReadDecoupled(args, deadline);
+    return ReadResult(args, requests, deadline);
   }
 
-  Status ReadResult(const backend::ExecuteArgs& args,
+  Status ReadResult(const backend::ExecuteArgs& args, std::span<const RequestHeader> requests,
                     std::chrono::steady_clock::time_point deadline) {
     while (true) {
       FrameSizes sizes;
       StatusOr<std::string> json = stub_->ReadHeader(&sizes, deadline);
       NEREID_RETURN_IF_ERROR(Channel(json.status()));
       StatusOr<StubMessage> m = ParseStubMessage(*json, sizes.payload_size);
-      if (!m.ok() || m->op != "result") {  // no payload expected: read it into the frame
-        std::vector<char> payload(0);
+      if (!m.ok() || m->op != "result") {  // no payload expected
         NEREID_RETURN_IF_ERROR(Channel(stub_->Skip(sizes.payload_size, deadline)));
         NEREID_RETURN_IF_ERROR(Channel(m.status()));
         if (m->op == "log") {
@@ -216,7 +219,24 @@ class PythonInstance final : public backend::ModelInstance {
         return Channel(Internal("unexpected '" + m->op + "' message"));
       }
       if (args.times != nullptr) args.times->output_start_ns = backend::ExecuteClockNs();
-      return WriteOutputs(*m, sizes.payload_size, args, deadline);
+      if (requests.size() == 1) return WriteOutputs(*m, sizes.payload_size, args, deadline);
+      // Several requests: their outputs are concatenated per output, through one buffer.
+      std::vector<char> payload;
+      try {
+        payload.resize(sizes.payload_size);
+      } catch (const std::exception&) {
+        return Channel(Internal("the Python stub sent a payload of " +
+                                std::to_string(sizes.payload_size) +
+                                " bytes, more than can be allocated"));
+      }
+      NEREID_RETURN_IF_ERROR(Channel(stub_->ReadExact(payload, deadline)));
+      std::vector<int64_t> rows;
+      for (const auto& info : args.requests) rows.push_back(info.batch_size);
+      Status s = GatherOutputs(m->responses, payload, requests, rows, args.outputs);
+      if (!s.ok() && s.code() == StatusCode::kInternal && m->responses.size() != requests.size()) {
+        return Failed(std::string(s.message()));
+      }
+      return s;
     }
   }
 
@@ -327,7 +347,13 @@ class PythonBackend final : public backend::Backend {
   PythonBackend(std::shared_ptr<const Settings> settings, std::string resources)
       : settings_(std::move(settings)), resources_(std::move(resources)) {}
 
-  backend::BackendInfo Info() const override { return {"python", {}, "model.py", false}; }
+  backend::BackendInfo Info() const override {
+    backend::BackendInfo info;
+    info.name = "python";
+    info.default_model_filename = "model.py";
+    info.wants_request_info = true;  // execute() gets one request object per request
+    return info;
+  }
 
   StatusOr<std::string> AutoCompleteConfig(const backend::AutoCompleteOptions&) override {
     return Unsupported("the python backend does not auto-complete configurations yet");

@@ -185,7 +185,11 @@ std::string EncodeExecute(std::string_view instance_name, std::string_view model
     str("id");
     str(r.id);
     str("correlation_id");
-    w.Uint64(r.correlation_id);
+    if (r.correlation_id_str.empty()) {
+      w.Uint64(r.correlation_id);
+    } else {
+      str(r.correlation_id_str);
+    }
     str("flags");
     w.Uint(r.flags);
     str("parameters");

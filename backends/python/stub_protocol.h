@@ -78,6 +78,7 @@ StatusCode StubErrorCode(int code);
 struct RequestHeader {
   std::string id;
   uint64_t correlation_id = 0;
+  std::string correlation_id_str;  // a string sequence id (correlation_id() returns it)
   uint32_t flags = 0;
   std::string parameters_json = "{}";
   std::vector<std::string> requested_outputs;

@@ -114,6 +114,27 @@ class TritonPythonModel:
         return [pb_utils.InferenceResponse([out])]
 '''
 
+# Reports how execute() saw a dynamically batched execution: one row per request.
+BATCH = """
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "X").as_numpy()
+            rows = x.shape[0]
+            responses.append(pb_utils.InferenceResponse([
+                pb_utils.Tensor("DOUBLE", x * 2),
+                pb_utils.Tensor("COUNT", np.full((rows, 1), len(requests), dtype=np.int32)),
+                pb_utils.Tensor("META", np.array(
+                    [[(request.request_id() + "|" + request.parameters()).encode()]] * rows,
+                    dtype=np.object_))]))
+        return responses
+"""
+
 INIT_RAISES = '''
 class TritonPythonModel:
     def initialize(self, args):
@@ -165,6 +186,11 @@ def write_all(root):
                               max_batch_size=8,
                               extra="dynamic_batching { max_queue_delay_microseconds: 20000 }"),
                        ADD_SUB),
+        "batch_py": (config("batch_py", [io("X", "TYPE_INT32", [1])],
+                            [io("DOUBLE", "TYPE_INT32", [1]), io("COUNT", "TYPE_INT32", [1]),
+                             io("META", "TYPE_STRING", [1])], max_batch_size=8,
+                            extra="dynamic_batching { max_queue_delay_microseconds: 50000 }"),
+                     BATCH),
         "introspect_py": (config("introspect_py", [io("TEXT", "TYPE_STRING", [-1])],
                                  [io("UPPER", "TYPE_STRING", [-1]), io("INFO", "TYPE_STRING", [1])],
                                  extra="instance_group [ { count: 2 kind: KIND_CPU } ]"),

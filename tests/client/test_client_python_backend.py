@@ -77,6 +77,30 @@ def test_dynamic_batching_delivers_the_gathered_batch(server):
     assert stats["execution_count"] < stats["inference_count"], stats  # batches were formed
 
 
+def test_execute_gets_one_request_per_client_request(server):
+    c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}", concurrency=6)
+    pending = []
+    for i in range(6):
+        t = httpclient.InferInput("X", [1, 1], "INT32")
+        t.set_data_from_numpy(np.array([[i]], dtype=np.int32))
+        pending.append(c.async_infer("batch_py", [t], request_id=f"id{i}",
+                                     parameters={"k": f"v{i}", "n": i}))
+    counts = []
+    for i, p in enumerate(pending):
+        r = p.get_result()
+        assert r.as_numpy("DOUBLE")[0][0] == 2 * i
+        request_id, params = r.as_numpy("META")[0][0].decode().split("|", 1)
+        assert request_id == f"id{i}" and json.loads(params) == {"k": f"v{i}", "n": i}
+        counts.append(int(r.as_numpy("COUNT")[0][0]))
+    assert max(counts) > 1, counts  # a batch reached execute() as a list of requests
+    g = grpcclient.InferenceServerClient(server.target())
+    t = grpcclient.InferInput("X", [2, 1], "INT32")
+    t.set_data_from_numpy(np.array([[3], [4]], dtype=np.int32))
+    r = g.infer("batch_py", [t], request_id="two-rows")
+    assert r.as_numpy("DOUBLE").tolist() == [[6], [8]]
+    assert r.as_numpy("META")[1][0].decode() == "two-rows|{}"
+
+
 def introspect(c, module, texts, request_id="", outputs=None):
     t = module.InferInput("TEXT", [len(texts)], "BYTES")
     t.set_data_from_numpy(np.array(texts, dtype=np.object_))
