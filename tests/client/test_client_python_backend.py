@@ -289,3 +289,30 @@ def test_bad_backend_config_is_refused(tmp_path, setting, text):
         assert f"backend 'python' failed to initialize: {text}" in s.stderr()
     finally:
         assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def test_example_preprocess_py(tmp_path):
+    from helpers import repo
+    s = GrpcServer([repo("examples")], name="client-python-example").start()
+    try:
+        x = np.array([[0.5, 1.0, 0.0]], dtype=np.float32)
+        for name, c in clients(s):
+            m = module_of(name)
+            t = m.InferInput("INPUT0", [1, 3], "FP32")
+            t.set_data_from_numpy(x)
+            np.testing.assert_allclose(c.infer("preprocess_py", [t]).as_numpy("OUTPUT0"),
+                                       (x - 0.5) / 0.25)
+
+        async def run():
+            for name, c in aio_clients(s):
+                try:
+                    t = module_of(name).InferInput("INPUT0", [1, 3], "FP32")
+                    t.set_data_from_numpy(x)
+                    r = await c.infer("preprocess_py", [t])
+                    np.testing.assert_allclose(r.as_numpy("OUTPUT0"), (x - 0.5) / 0.25)
+                finally:
+                    await c.close()
+        asyncio.run(run())
+        assert "preprocess_py_0_0: mean 0.5, std 0.25" in s.stderr()
+    finally:
+        assert s.stop() == 0, s.stderr()[-4000:]
