@@ -131,17 +131,55 @@ Status StubProcess::Write(std::string_view json, std::span<const std::span<const
   return Status::Ok();
 }
 
+Status StubProcess::Fill(std::chrono::steady_clock::time_point deadline) {
+  if (rbegin_ == rend_) rbegin_ = rend_ = 0;
+  if (rbuf_.empty()) rbuf_.resize(kReadBufferSize);
+  if (rend_ == rbuf_.size()) {  // compact
+    std::memmove(rbuf_.data(), rbuf_.data() + rbegin_, rend_ - rbegin_);
+    rend_ -= rbegin_;
+    rbegin_ = 0;
+  }
+  while (true) {
+    const ssize_t n = recv(fd_, rbuf_.data() + rend_, rbuf_.size() - rend_, MSG_DONTWAIT);
+    if (n > 0) {
+      rend_ += static_cast<size_t>(n);
+      return Status::Ok();
+    }
+    if (n == 0) return Dead("exited");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return Dead(std::string("read failed: ") + std::strerror(errno));
+    }
+    if (!WaitReadable(fd_, deadline)) return Dead("timed out");
+  }
+}
+
 Status StubProcess::ReadExact(std::span<char> out, std::chrono::steady_clock::time_point deadline) {
   size_t got = 0;
   while (got < out.size()) {
-    if (!WaitReadable(fd_, deadline)) return Dead("timed out");
-    const ssize_t n = recv(fd_, out.data() + got, out.size() - got, 0);
+    if (rbegin_ < rend_) {
+      const size_t k = std::min(out.size() - got, rend_ - rbegin_);
+      std::memcpy(out.data() + got, rbuf_.data() + rbegin_, k);
+      rbegin_ += k;
+      got += k;
+      continue;
+    }
+    if (out.size() - got < kReadBufferSize / 2) {
+      NEREID_RETURN_IF_ERROR(Fill(deadline));
+      continue;
+    }
+    // A large payload goes straight to its destination.
+    const ssize_t n = recv(fd_, out.data() + got, out.size() - got, MSG_DONTWAIT);
+    if (n > 0) {
+      got += static_cast<size_t>(n);
+      continue;
+    }
     if (n == 0) return Dead("exited");
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Dead(std::string("read failed: ") + std::strerror(errno));
     }
-    got += static_cast<size_t>(n);
+    if (!WaitReadable(fd_, deadline)) return Dead("timed out");
   }
   return Status::Ok();
 }

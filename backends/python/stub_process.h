@@ -56,9 +56,19 @@ class StubProcess {
   pid_t pid() const { return pid_; }
 
  private:
+  static constexpr size_t kReadBufferSize = 64 * 1024;
+
   StubProcess(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+  // Reads what the socket has (at least one byte) into the read buffer.
+  Status Fill(std::chrono::steady_clock::time_point deadline);
+
   pid_t pid_;
   int fd_;
+  // Bytes received but not consumed yet: [rbegin_, rend_) of rbuf_. Small frames arrive whole
+  // in one recv.
+  std::vector<char> rbuf_;
+  size_t rbegin_ = 0;
+  size_t rend_ = 0;
 };
 
 }  // namespace nereid::backends::python

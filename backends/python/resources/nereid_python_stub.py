@@ -26,29 +26,61 @@ class Channel:
     def __init__(self, fd):
         self.sock = socket.socket(fileno=fd)
         self.write_lock = threading.Lock()
+        self.buf = bytearray(1 << 16)
+        self.start = self.end = 0
+
+    def fill(self):
+        """Reads what the socket has (at least one byte) into the buffer."""
+        if self.start == self.end:
+            self.start = self.end = 0
+        elif len(self.buf) - self.end < 4096:
+            self.buf[:self.end - self.start] = self.buf[self.start:self.end]
+            self.end -= self.start
+            self.start = 0
+        k = self.sock.recv_into(memoryview(self.buf)[self.end:])
+        if k == 0:
+            raise EOFError
+        self.end += k
 
     def read_exact(self, n):
-        buf = bytearray(n)
-        view = memoryview(buf)
-        got = 0
-        while got < n:
-            k = self.sock.recv_into(view[got:], n - got)
+        """n bytes as a new bytearray: buffered bytes first, then straight from the socket."""
+        out = bytearray(n)
+        have = min(n, self.end - self.start)
+        out[:have] = self.buf[self.start:self.start + have]
+        self.start += have
+        view = memoryview(out)
+        while have < n:
+            if n - have < len(self.buf) // 2:
+                self.fill()
+                k = min(n - have, self.end - self.start)
+                view[have:have + k] = self.buf[self.start:self.start + k]
+                self.start += k
+                have += k
+                continue
+            k = self.sock.recv_into(view[have:], n - have)
             if k == 0:
                 raise EOFError
-            got += k
-        return buf
+            have += k
+        return out
 
     def read(self):
-        json_size, payload_size = _HEADER.unpack(self.read_exact(_HEADER.size))
-        header = json.loads(bytes(self.read_exact(json_size)))
+        while self.end - self.start < _HEADER.size:
+            self.fill()
+        json_size, payload_size = _HEADER.unpack_from(self.buf, self.start)
+        self.start += _HEADER.size
+        header = json.loads(self.read_exact(json_size))
         payload = self.read_exact(payload_size) if payload_size else bytearray()
         return header, payload
 
     def write(self, header, chunks=()):
         body = json.dumps(header).encode("utf-8")
         size = sum(len(c) for c in chunks)
+        first = _HEADER.pack(len(body), size) + body
         with self.write_lock:
-            self.sock.sendall(_HEADER.pack(len(body), size) + body)
+            if size < 65536:  # one write for small frames
+                self.sock.sendall(b"".join([first, *chunks]))
+                return
+            self.sock.sendall(first)
             for c in chunks:
                 if len(c):
                     self.sock.sendall(c)
