@@ -352,11 +352,42 @@ class PythonBackend final : public backend::Backend {
     info.name = "python";
     info.default_model_filename = "model.py";
     info.wants_request_info = true;  // execute() gets one request object per request
+    info.supports_auto_complete = true;
     return info;
   }
 
-  StatusOr<std::string> AutoCompleteConfig(const backend::AutoCompleteOptions&) override {
-    return Unsupported("the python backend does not auto-complete configurations yet");
+  // Runs TritonPythonModel.auto_complete_config in a short-lived stub (as Triton does).
+  StatusOr<std::string> AutoCompleteConfig(const backend::AutoCompleteOptions& options) override {
+    try {
+      NEREID_ASSIGN_OR_RETURN(std::unique_ptr<StubProcess> stub,
+                              StubProcess::Start({kPython, resources_ + "/nereid_python_stub.py",
+                                                  resources_, options.model_path}));
+      rapidjson::Document doc(rapidjson::kObjectType);
+      auto& a = doc.GetAllocator();
+      doc.AddMember("op", "auto_complete", a);
+      doc.AddMember("config", rapidjson::Value(options.config_json.c_str(), a), a);
+      doc.AddMember("model_name", rapidjson::Value(options.model_name.c_str(), a), a);
+      NEREID_RETURN_IF_ERROR(stub->Write(WriteJson(doc), {}));
+      const auto deadline = std::chrono::steady_clock::now() + settings_->stub_timeout;
+      while (true) {
+        StatusOr<Frame> f = stub->Read(deadline);
+        if (!f.ok()) {
+          return Internal("Stub process for auto-complete of model '" + options.model_name +
+                          "' is not healthy.");
+        }
+        NEREID_ASSIGN_OR_RETURN(StubMessage m, ParseStubMessage(f->json, f->payload.size()));
+        if (m.op == "log") {
+          Log(*settings_, StubLogLevel(m.level), m.message);
+        } else if (m.op == "config") {
+          stub->WaitOrKill(std::chrono::milliseconds(2000));
+          return m.config;
+        } else {
+          return Internal(m.message);
+        }
+      }
+    } catch (const std::exception& e) {
+      return Internal(std::string("python backend: ") + e.what());
+    }
   }
 
   StatusOr<std::unique_ptr<backend::Model>> LoadModel(

@@ -115,6 +115,7 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
   StubMessage m;
   m.op = std::string(StringMember(doc, "op"));
   m.message = std::string(StringMember(doc, "message"));
+  m.config = std::string(StringMember(doc, "config"));
   if (const rapidjson::Value* e = FindMember(doc, "exception"); e != nullptr && e->IsBool()) {
     m.exception = e->GetBool();
   }
@@ -136,7 +137,8 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
     }
   } else if (m.op == "send") {
     NEREID_ASSIGN_OR_RETURN(m.response, ParseResponse(doc, payload_size));
-  } else if (m.op != "ok" && m.op != "error" && m.op != "log" && m.op != "done") {
+  } else if (m.op != "ok" && m.op != "error" && m.op != "log" && m.op != "done" &&
+             m.op != "config") {
     return Bad("unknown op '" + m.op + "'");
   }
   return m;

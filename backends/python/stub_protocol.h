@@ -54,10 +54,11 @@ struct StubResponse {
 // What the stub sent. `op` is one of: "ok" (initialize / finalize done), "error" (`message`;
 // `exception` when user code raised), "log" (`level`, `message`), "result" (`responses`, one per
 // request), "send" (a decoupled response for request `request` with `flags`, outputs or an error),
-// "done" (a decoupled execute returned).
+// "done" (a decoupled execute returned), "config" (`config`: auto_complete_config's result).
 struct StubMessage {
   std::string op;
   std::string message;
+  std::string config;  // "config": the completed model configuration (auto_complete_config)
   bool exception = false;
   int level = 0;
   int64_t request = 0;

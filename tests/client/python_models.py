@@ -135,6 +135,60 @@ class TritonPythonModel:
         return responses
 """
 
+AUTOCOMPLETE = """
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(auto_complete_model_config):
+        auto_complete_model_config.add_input({"name": "IN", "data_type": "TYPE_INT32",
+                                              "dims": [4]})
+        auto_complete_model_config.add_output({"name": "OUT", "data_type": "TYPE_INT32",
+                                               "dims": [4]})
+        auto_complete_model_config.set_max_batch_size(4)
+        auto_complete_model_config.set_dynamic_batching()
+        return auto_complete_model_config
+
+    def execute(self, requests):
+        return [pb_utils.InferenceResponse([pb_utils.Tensor(
+            "OUT", pb_utils.get_input_tensor_by_name(r, "IN").as_numpy() * 3)])
+            for r in requests]
+"""
+
+AUTOCOMPLETE_NONE = """
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(auto_complete_model_config):
+        return None
+
+    def execute(self, requests):
+        return []
+"""
+
+AUTOCOMPLETE_CONFLICT = """
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(config):
+        config.add_input({"name": "X", "data_type": "TYPE_INT32", "dims": [1]})
+        return config
+
+    def execute(self, requests):
+        return []
+"""
+
+AUTOCOMPLETE_DECOUPLED = """
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(config):
+        config.set_model_transaction_policy({"decoupled": True})
+        return config
+
+    def execute(self, requests):
+        return None
+"""
+
 INIT_RAISES = '''
 class TritonPythonModel:
     def initialize(self, args):
@@ -207,6 +261,15 @@ def write_all(root):
                                 [io("OUT", "TYPE_INT32", [1])],
                                 extra="model_transaction_policy { decoupled: true }"), DECOUPLED),
     }
+    bare = 'backend: "python"\n'
+    models["autocomplete_py"] = (bare, AUTOCOMPLETE)
+    models["autocomplete_none_py"] = (bare, AUTOCOMPLETE_NONE)
+    models["autocomplete_conflict_py"] = (
+        config("autocomplete_conflict_py", [io("X", "TYPE_FP32", [1])],
+               [io("Y", "TYPE_FP32", [1])]), AUTOCOMPLETE_CONFLICT)
+    models["autocomplete_decoupled_py"] = (
+        config("autocomplete_decoupled_py", [io("IN", "TYPE_INT32", [1])],
+               [io("OUT", "TYPE_INT32", [1])]), AUTOCOMPLETE_DECOUPLED)
     for name, (cfg, code) in models.items():
         (root / name / "1").mkdir(parents=True)
         (root / name / "config.pbtxt").write_text(cfg)

@@ -316,3 +316,33 @@ def test_example_preprocess_py(tmp_path):
         assert "preprocess_py_0_0: mean 0.5, std 0.25" in s.stderr()
     finally:
         assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def test_auto_complete_config(server):
+    for name, c in clients(server):
+        m = module_of(name)
+        cfg = c.get_model_config("autocomplete_py")
+        cfg = cfg if name == "http" else json.loads(
+            __import__("google.protobuf.json_format", fromlist=["x"]).MessageToJson(
+                cfg.config, preserving_proto_field_name=True))
+        assert cfg["max_batch_size"] == 4
+        assert "dynamic_batching" in cfg
+        assert [i["name"] for i in cfg["input"]] == ["IN"]
+        assert cfg["output"][0]["data_type"] == "TYPE_INT32"
+        t = m.InferInput("IN", [1, 4], "INT32")
+        t.set_data_from_numpy(np.arange(4, dtype=np.int32).reshape(1, 4))
+        out = c.infer("autocomplete_py", [t]).as_numpy("OUT")
+        assert out.tolist() == [[0, 3, 6, 9]]
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    assert h.get_model_config("autocomplete_decoupled_py")[
+        "model_transaction_policy"]["decoupled"] is True
+
+
+def test_auto_complete_config_errors(server):
+    c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    reasons = {r["name"]: r.get("reason", "") for r in c.get_model_repository_index()}
+    assert ("auto_complete_config function in model 'autocomplete_none_py' must return a valid "
+            "pb.ModelConfig object.") in reasons["autocomplete_none_py"]
+    assert ("unable to load model 'autocomplete_conflict_py', configuration expects datatype "
+            "TYPE_FP32 for input 'X', model provides TYPE_INT32") in \
+        reasons["autocomplete_conflict_py"]

@@ -151,10 +151,7 @@ class Stub:
                 header["outputs"], _ = encode_outputs(response, chunks, 0)
         self.channel.write(header, chunks)
 
-    def initialize(self, msg):
-        args = msg["args"]
-        self.decoupled = pb_utils.using_decoupled_model_transaction_policy(
-            json.loads(args["model_config"]))
+    def load_module(self):
         sys.path.insert(0, os.path.dirname(self.model_file))
         import importlib.util
         spec = importlib.util.spec_from_file_location("model", self.model_file)
@@ -163,6 +160,25 @@ class Stub:
         spec.loader.exec_module(module)
         if not hasattr(module, "TritonPythonModel"):
             raise AttributeError("module 'model' has no attribute 'TritonPythonModel'")
+        return module
+
+    def auto_complete(self, msg):
+        """Runs TritonPythonModel.auto_complete_config; answers the completed config as JSON."""
+        module = self.load_module()
+        config = pb_utils.ModelConfig(msg["config"])
+        if hasattr(module.TritonPythonModel, "auto_complete_config"):
+            config = module.TritonPythonModel.auto_complete_config(config)
+        if not isinstance(config, pb_utils.ModelConfig):
+            raise pb_utils.TritonModelException(
+                f"auto_complete_config function in model '{msg.get('model_name', '')}' must "
+                "return a valid pb.ModelConfig object.")
+        return json.dumps(config.as_dict())
+
+    def initialize(self, msg):
+        args = msg["args"]
+        self.decoupled = pb_utils.using_decoupled_model_transaction_policy(
+            json.loads(args["model_config"]))
+        module = self.load_module()
         self.model = module.TritonPythonModel()
         if hasattr(self.model, "initialize"):
             self.model.initialize(args)
@@ -227,6 +243,12 @@ class Stub:
                     self.channel.write({"op": "ok"})
                 except BaseException as e:  # noqa: BLE001 (the load fails with the text)
                     self.channel.write({"op": "error", "message": error_text(e)})
+            elif op == "auto_complete":
+                try:
+                    self.channel.write({"op": "config", "config": self.auto_complete(msg)})
+                except BaseException as e:  # noqa: BLE001 (the load fails with the text)
+                    self.channel.write({"op": "error", "message": error_text(e)})
+                return
             elif op == "execute":
                 try:
                     header, chunks = self.execute(msg, payload)

@@ -336,3 +336,92 @@ class Logger:
     @staticmethod
     def log_verbose(message):
         Logger.log(message, Logger.VERBOSE)
+
+
+class ModelConfig:
+    """The configuration handed to TritonPythonModel.auto_complete_config: only max_batch_size,
+    the scheduler, inputs, outputs and the transaction policy may change. Errors are ValueError
+    with Triton's texts."""
+
+    def __init__(self, model_config):
+        self._model_config = json.loads(model_config) if isinstance(model_config, str) \
+            else model_config
+        self._model_config.setdefault("input", [])
+        self._model_config.setdefault("output", [])
+        self._model_config.setdefault("max_batch_size", 0)
+
+    def _name(self):
+        return self._model_config.get("name", "")
+
+    def as_dict(self):
+        return self._model_config
+
+    def set_max_batch_size(self, max_batch_size):
+        configured = self._model_config["max_batch_size"]
+        if configured > max_batch_size:
+            raise ValueError(f"configuration specified max_batch_size {configured}, but in "
+                             f"auto-complete-config function for model '{self._name()}' "
+                             f"specified max_batch_size {max_batch_size}")
+        self._model_config["max_batch_size"] = max_batch_size
+
+    def set_dynamic_batching(self):
+        for scheduler in ("sequence_batching", "ensemble_scheduling"):
+            if scheduler in self._model_config:
+                raise ValueError(f"Configuration specified scheduling_choice as '{scheduler}', "
+                                 f"but auto-complete-config function for model '{self._name()}' "
+                                 "tries to set scheduling_choice as 'dynamic_batching'")
+        self._model_config.setdefault("dynamic_batching", {})
+
+    def _add_tensor(self, kind, tensor, valid):
+        where = f"in auto-complete-config function for model '{self._name()}'"
+        for key in tensor:
+            if key not in valid:
+                allowed = ", ".join(f"'{v}'" for v in valid[:-1]) + f" and '{valid[-1]}'"
+                raise ValueError(f"{kind} '{tensor.get('name', '')}' {where} contains property "
+                                 f"other than {allowed}.")
+        if "name" not in tensor:
+            raise ValueError(f"{kind} {where} is missing 'name' property.")
+        for key in ("data_type", "dims"):
+            if key not in tensor:
+                raise ValueError(f"{kind} '{tensor['name']}' {where} is missing '{key}' property.")
+        for current in self._model_config[kind]:
+            if current.get("name") != tensor["name"]:
+                continue
+            current_type = current.get("data_type", "TYPE_INVALID")
+            if current_type != "TYPE_INVALID" and current_type != tensor["data_type"]:
+                raise ValueError(f"unable to load model '{self._name()}', configuration expects "
+                                 f"datatype {current_type} for {kind} '{tensor['name']}', model "
+                                 f"provides {tensor['data_type']}")
+            if current.get("dims") and list(map(int, current["dims"])) != list(tensor["dims"]):
+                raise ValueError(f"model '{self._name()}', tensor '{tensor['name']}': the model "
+                                 f"expects dims {tensor['dims']} but the model configuration "
+                                 f"specifies dims {current['dims']}")
+            if "optional" in current and "optional" in tensor and \
+                    current["optional"] != tensor["optional"]:
+                raise ValueError(f"model '{self._name()}', tensor '{tensor['name']}': the model "
+                                 f"expects optional {tensor['optional']} but the model "
+                                 f"configuration specifies optional {current['optional']}")
+            current.update(tensor)
+            return
+        self._model_config[kind].append(dict(tensor))
+
+    def add_input(self, input):
+        self._add_tensor("input", input, ["name", "data_type", "dims", "optional"])
+
+    def add_output(self, output):
+        self._add_tensor("output", output, ["name", "data_type", "dims"])
+
+    def set_model_transaction_policy(self, transaction_policy_dict):
+        for key in transaction_policy_dict:
+            if key != "decoupled":
+                raise ValueError("model transaction property in auto-complete-config function "
+                                 f"for model '{self._name()}' contains property other than "
+                                 "'decoupled'.")
+        policy = self._model_config.setdefault("model_transaction_policy", {})
+        if "decoupled" in transaction_policy_dict:
+            new = transaction_policy_dict["decoupled"]
+            if "decoupled" in policy and policy["decoupled"] != new:
+                raise ValueError("trying to change decoupled property in auto-complete-config "
+                                 f"for model '{self._name()}', which is already set to "
+                                 f"'{policy['decoupled']}'.")
+            policy["decoupled"] = new
