@@ -10,6 +10,7 @@
 #include <deque>
 #include <exception>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -39,6 +40,7 @@ std::string ResourcesDir() {
 struct Settings {
   std::chrono::seconds stub_timeout{30};
   backend::LogFunction log;
+  backend::InferFunction infer;  // BLS
 };
 
 // What the instances of one model share.
@@ -208,11 +210,20 @@ class PythonInstance final : public backend::ModelInstance {
       StatusOr<std::string> json = stub_->ReadHeader(&sizes, deadline);
       NEREID_RETURN_IF_ERROR(Channel(json.status()));
       StatusOr<StubMessage> m = ParseStubMessage(*json, sizes.payload_size);
-      if (!m.ok() || m->op != "result") {  // no payload expected
-        NEREID_RETURN_IF_ERROR(Channel(stub_->Skip(sizes.payload_size, deadline)));
+      if (!m.ok() || m->op != "result") {
+        std::vector<char> payload;
+        if (m.ok() && m->op == "bls") {
+          NEREID_RETURN_IF_ERROR(Channel(ReadPayload(sizes.payload_size, deadline, &payload)));
+        } else {
+          NEREID_RETURN_IF_ERROR(Channel(stub_->Skip(sizes.payload_size, deadline)));
+        }
         NEREID_RETURN_IF_ERROR(Channel(m.status()));
         if (m->op == "log") {
           Log(*model_->settings, StubLogLevel(m->level), m->message);
+          continue;
+        }
+        if (m->op == "bls") {
+          NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, payload, deadline)));
           continue;
         }
         if (m->op == "error") return Failed(m->message);
@@ -238,6 +249,53 @@ class PythonInstance final : public backend::ModelInstance {
       }
       return s;
     }
+  }
+
+  Status ReadPayload(uint64_t size, std::chrono::steady_clock::time_point deadline,
+                     std::vector<char>* payload) {
+    try {
+      payload->resize(size);
+    } catch (const std::exception&) {
+      return Internal("the Python stub sent a payload of " + std::to_string(size) +
+                      " bytes, more than can be allocated");
+    }
+    return stub_->ReadExact(*payload, deadline);
+  }
+
+  // Runs a BLS request of model.py on the server and answers the stub (its outputs or error);
+  // a BLS call still running at `deadline` is answered as timed out.
+  Status RunBls(const StubMessage& m, const std::vector<char>& payload,
+                std::chrono::steady_clock::time_point deadline) {
+    backend::InferCall call;
+    call.model_name = m.model_name;
+    call.model_version = m.model_version;
+    call.id = m.request_id;
+    call.requested_outputs = m.requested_outputs;
+    std::vector<backend::TensorRef> inputs;
+    for (const TensorDesc& t : m.inputs) {
+      inputs.push_back(
+          {t.name, t.data_type, t.shape, std::span<const char>(payload.data() + t.offset, t.size)});
+    }
+    call.inputs = inputs;
+    using Result = StatusOr<std::vector<backend::InferTensor>>;
+    auto promise = std::make_shared<std::promise<Result>>();
+    std::future<Result> future = promise->get_future();
+    if (!model_->settings->infer) {
+      promise->set_value(Unsupported("BLS is not available in this server"));
+    } else {
+      model_->settings->infer(call, [promise](Result r) { promise->set_value(std::move(r)); });
+    }
+    Result result = future.wait_until(deadline) == std::future_status::ready
+                        ? future.get()
+                        : Result(Unavailable("BLS request to model '" + m.model_name +
+                                             "' timed out (stub-timeout-seconds)"));
+    std::vector<std::span<const char>> chunks;
+    if (result.ok()) {
+      for (const auto& t : *result) chunks.emplace_back(t.data.data(), t.data.size());
+    }
+    const std::string header =
+        result.ok() ? EncodeBlsResult(Status::Ok(), *result) : EncodeBlsResult(result.status(), {});
+    return stub_->Write(header, chunks);
   }
 
   // Reads the payload of a "result" straight into the core's output buffers.
@@ -289,6 +347,8 @@ class PythonInstance final : public backend::ModelInstance {
         Log(*model_->settings, StubLogLevel(m->level), m->message);
       } else if (m->op == "done") {
         done = true;
+      } else if (m->op == "bls") {
+        NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, f->payload, deadline)));
       } else if (m->op == "error") {
         return Failed(m->message);
       } else if (m->op == "send") {
@@ -430,6 +490,7 @@ StatusOr<std::shared_ptr<const Settings>> ReadSettings(const backend::BackendOpt
   auto settings = std::make_shared<Settings>();
   if (options == nullptr) return std::shared_ptr<const Settings>(settings);
   settings->log = options->log;
+  settings->infer = options->infer;
   for (const auto& [key, value] : options->config) {
     const bool known = key == "stub-timeout-seconds" || key == "shm-default-byte-size" ||
                        key == "shm-growth-byte-size";

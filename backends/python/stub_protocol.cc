@@ -137,6 +137,25 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
     }
   } else if (m.op == "send") {
     NEREID_ASSIGN_OR_RETURN(m.response, ParseResponse(doc, payload_size));
+  } else if (m.op == "bls") {
+    m.model_name = std::string(StringMember(doc, "model_name"));
+    m.request_id = std::string(StringMember(doc, "request_id"));
+    StatusOr<int64_t> version = IntMember(doc, "model_version", -1);
+    if (!version.ok()) return Bad("malformed 'model_version'");
+    m.model_version = *version;
+    if (const rapidjson::Value* req = FindMember(doc, "requested"); req != nullptr) {
+      if (!req->IsArray()) return Bad("'requested' is not an array");
+      for (const rapidjson::Value& r : req->GetArray()) {
+        if (!r.IsString()) return Bad("a requested output is not a string");
+        m.requested_outputs.emplace_back(r.GetString(), r.GetStringLength());
+      }
+    }
+    const rapidjson::Value* ins = FindMember(doc, "inputs");
+    if (ins == nullptr || !ins->IsArray()) return Bad("'inputs' is not an array");
+    for (const rapidjson::Value& i : ins->GetArray()) {
+      NEREID_ASSIGN_OR_RETURN(TensorDesc t, ParseTensor(i, payload_size));
+      m.inputs.push_back(std::move(t));
+    }
   } else if (m.op != "ok" && m.op != "error" && m.op != "log" && m.op != "done" &&
              m.op != "config") {
     return Bad("unknown op '" + m.op + "'");
@@ -163,6 +182,71 @@ StatusCode StubErrorCode(int code) {
     default:
       return StatusCode::kInternal;
   }
+}
+
+int TritonErrorCodeOf(StatusCode code) {
+  switch (code) {
+    case StatusCode::kUnknown:
+      return 0;
+    case StatusCode::kNotFound:
+      return 2;
+    case StatusCode::kInvalidArgument:
+      return 3;
+    case StatusCode::kUnavailable:
+      return 4;
+    case StatusCode::kUnsupported:
+      return 5;
+    case StatusCode::kAlreadyExists:
+      return 6;
+    case StatusCode::kCancelled:
+      return 7;
+    default:
+      return 1;
+  }
+}
+
+std::string EncodeBlsResult(const Status& error, std::span<const backend::InferTensor> outputs) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  auto str = [&](std::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  };
+  w.StartObject();
+  str("op");
+  str("bls_result");
+  if (!error.ok()) {
+    str("error");
+    w.StartObject();
+    str("message");
+    str(error.message());
+    str("code");
+    w.Int(TritonErrorCodeOf(error.code()));
+    w.EndObject();
+  } else {
+    str("outputs");
+    w.StartArray();
+    uint64_t offset = 0;
+    for (const backend::InferTensor& t : outputs) {
+      w.StartObject();
+      str("name");
+      str(t.name);
+      str("datatype");
+      str(DataTypeWireName(t.data_type));
+      str("shape");
+      w.StartArray();
+      for (int64_t d : t.shape) w.Int64(d);
+      w.EndArray();
+      str("offset");
+      w.Uint64(offset);
+      str("size");
+      w.Uint64(t.data.size());
+      w.EndObject();
+      offset += t.data.size();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
 }
 
 std::string EncodeExecute(std::string_view instance_name, std::string_view model_name,

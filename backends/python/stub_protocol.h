@@ -54,7 +54,8 @@ struct StubResponse {
 // What the stub sent. `op` is one of: "ok" (initialize / finalize done), "error" (`message`;
 // `exception` when user code raised), "log" (`level`, `message`), "result" (`responses`, one per
 // request), "send" (a decoupled response for request `request` with `flags`, outputs or an error),
-// "done" (a decoupled execute returned), "config" (`config`: auto_complete_config's result).
+// "done" (a decoupled execute returned), "bls" (see below), "config" (`config`:
+// auto_complete_config's result).
 struct StubMessage {
   std::string op;
   std::string message;
@@ -65,6 +66,12 @@ struct StubMessage {
   uint32_t flags = 0;
   std::vector<StubResponse> responses;
   StubResponse response;  // "send"
+  // "bls": an inference model.py asks for (InferenceRequest.exec()), inputs in the payload.
+  std::string model_name;
+  int64_t model_version = -1;
+  std::string request_id;
+  std::vector<std::string> requested_outputs;
+  std::vector<TensorDesc> inputs;
 };
 
 // Parses and checks one message: every tensor lies inside a payload of `payload_size` bytes, has
@@ -85,6 +92,13 @@ struct RequestHeader {
   std::vector<std::string> requested_outputs;
   std::vector<backend::TensorRef> inputs;  // their bytes follow in the payload, in this order
 };
+
+// The Triton error code (pb_utils.TritonError) of `code`.
+int TritonErrorCodeOf(StatusCode code);
+
+// The JSON part of the answer to a "bls" message: the error, or the outputs (their bytes follow
+// in the payload, in this order).
+std::string EncodeBlsResult(const Status& error, std::span<const backend::InferTensor> outputs);
 
 // The JSON part of an execute frame; the payload is the inputs' bytes, concatenated in order.
 std::string EncodeExecute(std::string_view instance_name, std::string_view model_name,

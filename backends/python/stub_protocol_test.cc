@@ -82,3 +82,38 @@ TEST(StubProtocol, EncodesExecuteWithOffsets) {
 
 }  // namespace
 }  // namespace nereid::backends::python
+
+namespace nereid::backends::python {
+namespace {
+
+TEST(StubProtocol, ParsesABlsRequest) {
+  StatusOr<StubMessage> m = ParseStubMessage(
+      R"({"op":"bls","model_name":"add_sub","model_version":-1,"request_id":"r","requested":["OUTPUT0"],"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,4],"offset":0,"size":16}]})",
+      16);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->model_name, "add_sub");
+  EXPECT_EQ(m->model_version, -1);
+  EXPECT_EQ(m->requested_outputs, std::vector<std::string>{"OUTPUT0"});
+  ASSERT_EQ(m->inputs.size(), 1u);
+  EXPECT_EQ(m->inputs[0].size, 16u);
+  EXPECT_FALSE(
+      ParseStubMessage(
+          R"({"op":"bls","inputs":[{"name":"I","datatype":"FP32","shape":[4],"offset":0,"size":16}]})",
+          8)
+          .ok());
+  EXPECT_FALSE(ParseStubMessage(R"({"op":"bls","requested":[1],"inputs":[]})", 0).ok());
+}
+
+TEST(StubProtocol, EncodesBlsResults) {
+  const backend::InferTensor outputs[] = {{"A", DataType::kInt32, {1}, std::string(4, 'a')},
+                                          {"B", DataType::kInt32, {2}, std::string(8, 'b')}};
+  const std::string ok = EncodeBlsResult(Status::Ok(), outputs);
+  EXPECT_THAT(ok, HasSubstr(R"("name":"B","datatype":"INT32","shape":[2],"offset":4,"size":8)"));
+  const std::string err = EncodeBlsResult(NotFound("no such model"), {});
+  EXPECT_THAT(err, HasSubstr(R"("error":{"message":"no such model","code":2})"));
+  EXPECT_EQ(TritonErrorCodeOf(StatusCode::kInternal), 1);
+  EXPECT_EQ(StubErrorCode(TritonErrorCodeOf(StatusCode::kCancelled)), StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace nereid::backends::python

@@ -184,11 +184,36 @@ class Backend {
   virtual StatusOr<std::unique_ptr<Model>> LoadModel(const ModelLoadOptions& options) = 0;
 };
 
+// An inference a plugin asks the server to run (Triton's BLS: a Python model calling another
+// model). API v4.
+struct InferCall {
+  std::string model_name;
+  int64_t model_version = -1;  // -1: the highest ready version
+  std::string id;
+  std::span<const TensorRef> inputs;           // read before InferFunction returns
+  std::vector<std::string> requested_outputs;  // empty: every output
+};
+
+// An output of an InferCall, owned.
+struct InferTensor {
+  std::string name;
+  DataType data_type = DataType::kInvalid;
+  std::vector<int64_t> shape;
+  std::string data;  // BYTES length-prefixed
+};
+
+using InferDone = std::function<void(StatusOr<std::vector<InferTensor>>)>;
+// Runs `call` through the server (validation, scheduling and statistics of the called model, as
+// for a client's request) and calls `done` exactly once, maybe on another thread, maybe before it
+// returns. Unavailable (`done` gets UNAVAILABLE) once the server is shutting down.
+using InferFunction = std::function<void(const InferCall& call, InferDone done)>;
+
 // What the server hands a backend at creation: the `--backend-config=<name>,<k>=<v>` entries for
-// it and a sink for log lines.
+// it, a sink for log lines and (API v4) a way to run inferences on the server.
 struct BackendOptions {
   std::vector<std::pair<std::string, std::string>> config;
   LogFunction log;
+  InferFunction infer;  // may be empty (e.g. in plugin tests)
 };
 
 }  // namespace nereid::backend

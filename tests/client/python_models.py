@@ -189,6 +189,32 @@ class TritonPythonModel:
         return None
 """
 
+# BLS: calls add_sub_py (or MODEL) through the server; MODE 1 awaits async_exec in async execute.
+BLS = """
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    async def execute(self, requests):
+        responses = []
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "X").as_numpy()
+            model = pb_utils.get_input_tensor_by_name(request, "MODEL").as_numpy()[0].decode()
+            call = pb_utils.InferenceRequest(
+                model_name=model, requested_output_names=["OUTPUT0"],
+                inputs=[pb_utils.Tensor("INPUT0", x.reshape(1, 4)),
+                        pb_utils.Tensor("INPUT1", np.ones((1, 4), dtype=np.float32))])
+            result = await call.async_exec() if x[0] < 0 else call.exec()
+            if result.has_error():
+                responses.append(pb_utils.InferenceResponse(error=pb_utils.TritonError(
+                    "BLS failed: " + result.error().message(), result.error().code())))
+                continue
+            out = pb_utils.get_output_tensor_by_name(result, "OUTPUT0").as_numpy()
+            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("Y", out.reshape(4))]))
+        return responses
+"""
+
 INIT_RAISES = '''
 class TritonPythonModel:
     def initialize(self, args):
@@ -270,6 +296,8 @@ def write_all(root):
     models["autocomplete_decoupled_py"] = (
         config("autocomplete_decoupled_py", [io("IN", "TYPE_INT32", [1])],
                [io("OUT", "TYPE_INT32", [1])]), AUTOCOMPLETE_DECOUPLED)
+    models["bls_py"] = (config("bls_py", [io("X", "TYPE_FP32", [4]), io("MODEL", "TYPE_STRING", [1])],
+                               [io("Y", "TYPE_FP32", [4])]), BLS)
     for name, (cfg, code) in models.items():
         (root / name / "1").mkdir(parents=True)
         (root / name / "config.pbtxt").write_text(cfg)

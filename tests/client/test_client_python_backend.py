@@ -346,3 +346,30 @@ def test_auto_complete_config_errors(server):
     assert ("unable to load model 'autocomplete_conflict_py', configuration expects datatype "
             "TYPE_FP32 for input 'X', model provides TYPE_INT32") in \
         reasons["autocomplete_conflict_py"]
+
+
+def bls(c, module, x, model="add_sub_py"):
+    t = module.InferInput("X", [4], "FP32")
+    t.set_data_from_numpy(np.array(x, dtype=np.float32))
+    m = module.InferInput("MODEL", [1], "BYTES")
+    m.set_data_from_numpy(np.array([model.encode()], dtype=np.object_))
+    return c.infer("bls_py", [t, m])
+
+
+def test_bls_calls_another_model_through_the_server(server):
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    before = h.get_inference_statistics("add_sub_py")["model_stats"][0]["inference_count"]
+    for name, c in clients(server):
+        m = module_of(name)
+        assert bls(c, m, [1, 2, 3, 4]).as_numpy("Y").tolist() == [2, 3, 4, 5]
+        assert bls(c, m, [-1, 0, 0, 0]).as_numpy("Y").tolist() == [0, 1, 1, 1]  # async_exec
+    after = h.get_inference_statistics("add_sub_py")["model_stats"][0]["inference_count"]
+    assert after - before == 4  # counted on the called model
+
+
+def test_bls_errors_reach_model_py(server):
+    for name, c in clients(server):
+        with pytest.raises(InferenceServerException) as e:
+            bls(c, module_of(name), [1, 2, 3, 4], model="no_such_model")
+        assert e.value.message().startswith("BLS failed: Request for unknown model"), \
+            e.value.message()

@@ -136,10 +136,41 @@ class Stub:
         self.model_file = model_file
         self.model = None
         self.decoupled = False
+        self.execute_thread = None  # the thread inside execute(), which may make BLS calls
 
     # Called by pb_utils.
     def log(self, level, message):
         self.channel.write({"op": "log", "level": level, "message": message})
+
+    def bls(self, request):
+        """Runs InferenceRequest.exec(): the server runs the inference; answers a response."""
+        if threading.get_ident() != self.execute_thread:
+            raise pb_utils.TritonModelException(
+                "BLS requests can only be made from the thread running execute().")
+        chunks = []
+        inputs = []
+        offset = 0
+        for t in request.inputs():
+            dtype, data = tensor_bytes(t.as_numpy())
+            inputs.append({"name": t.name(), "datatype": dtype, "shape": list(t.as_numpy().shape),
+                           "offset": offset, "size": len(data)})
+            chunks.append(data)
+            offset += len(data)
+        version = request._model_version
+        self.channel.write({"op": "bls", "model_name": request._model_name,
+                            "model_version": int(version) if str(version).lstrip("-").isdigit()
+                            else -1,
+                            "request_id": request.request_id(),
+                            "requested": list(request.requested_output_names()),
+                            "inputs": inputs}, chunks)
+        msg, payload = self.channel.read()
+        if msg.get("op") != "bls_result":
+            raise pb_utils.TritonModelException("unexpected answer to a BLS request")
+        if msg.get("error"):
+            return pb_utils.InferenceResponse(error=pb_utils.TritonError(
+                msg["error"]["message"], msg["error"].get("code", 1)))
+        return pb_utils.InferenceResponse([pb_utils.Tensor(d["name"], to_array(d, payload))
+                                           for d in msg.get("outputs", [])])
 
     def send_response(self, index, response, flags):
         chunks = []
@@ -251,10 +282,12 @@ class Stub:
                 return
             elif op == "execute":
                 try:
+                    self.execute_thread = threading.get_ident()
                     header, chunks = self.execute(msg, payload)
                 except BaseException as e:  # noqa: BLE001 (the batch fails with the text)
                     header, chunks = {"op": "error", "message": error_text(e),
                                       "exception": True}, []
+                self.execute_thread = None
                 self.channel.write(header, chunks)
             elif op == "finalize":
                 try:

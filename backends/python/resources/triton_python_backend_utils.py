@@ -215,7 +215,7 @@ class InferenceResponseSender:
 
 
 class InferenceRequest:
-    """A request handed to execute(). (Creating one for BLS is not supported by Nereid yet.)"""
+    """A request handed to execute(), or one model.py makes to another model (BLS: exec())."""
 
     def __init__(self, request_id="", correlation_id=0, inputs=None, requested_output_names=None,
                  model_name="", model_version=-1, flags=0, timeout=0, preferred_memory=None,
@@ -271,8 +271,14 @@ class InferenceRequest:
         return self._sender
 
     def exec(self, decoupled=False):
-        raise TritonModelException("BLS requests (InferenceRequest.exec) are not supported by "
-                                   "Nereid's Python backend yet.")
+        """BLS: runs this request on model `model_name` through the server; returns its
+        InferenceResponse (check has_error())."""
+        if decoupled:
+            raise TritonModelException("Decoupled BLS requests (exec(decoupled=True)) are not "
+                                       "supported by Nereid's Python backend yet.")
+        if _stub is None or _stub.execute_thread is None:
+            raise TritonModelException("BLS requests can only be made inside execute().")
+        return _stub.bls(self)
 
     async def async_exec(self, decoupled=False):
         return self.exec(decoupled)
