@@ -90,6 +90,30 @@ StatusOr<StubResponse> ParseResponse(const rapidjson::Value& v, uint64_t payload
   return r;
 }
 
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// {"name","datatype","shape","offset","size"}: a tensor whose bytes are in the frame's payload.
+void WriteTensorDesc(std::string_view name, DataType data_type, std::span<const int64_t> shape,
+                     uint64_t offset, uint64_t size, JsonWriter* w) {
+  auto str = [&](std::string_view s) {
+    w->String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  };
+  w->StartObject();
+  str("name");
+  str(name);
+  str("datatype");
+  str(DataTypeWireName(data_type));
+  str("shape");
+  w->StartArray();
+  for (int64_t d : shape) w->Int64(d);
+  w->EndArray();
+  str("offset");
+  w->Uint64(offset);
+  str("size");
+  w->Uint64(size);
+  w->EndObject();
+}
+
 }  // namespace
 
 std::array<char, kFrameHeaderSize> EncodeFrameHeader(FrameSizes sizes) {
@@ -227,20 +251,7 @@ std::string EncodeBlsResult(const Status& error, std::span<const backend::InferT
     w.StartArray();
     uint64_t offset = 0;
     for (const backend::InferTensor& t : outputs) {
-      w.StartObject();
-      str("name");
-      str(t.name);
-      str("datatype");
-      str(DataTypeWireName(t.data_type));
-      str("shape");
-      w.StartArray();
-      for (int64_t d : t.shape) w.Int64(d);
-      w.EndArray();
-      str("offset");
-      w.Uint64(offset);
-      str("size");
-      w.Uint64(t.data.size());
-      w.EndObject();
+      WriteTensorDesc(t.name, t.data_type, t.shape, offset, t.data.size(), &w);
       offset += t.data.size();
     }
     w.EndArray();
@@ -287,20 +298,7 @@ std::string EncodeExecute(std::string_view instance_name, std::string_view model
     str("inputs");
     w.StartArray();
     for (const backend::TensorRef& t : r.inputs) {
-      w.StartObject();
-      str("name");
-      str(t.name);
-      str("datatype");
-      str(DataTypeWireName(t.data_type));
-      str("shape");
-      w.StartArray();
-      for (int64_t d : t.shape) w.Int64(d);
-      w.EndArray();
-      str("offset");
-      w.Uint64(offset);
-      str("size");
-      w.Uint64(t.data.size());
-      w.EndObject();
+      WriteTensorDesc(t.name, t.data_type, t.shape, offset, t.data.size(), &w);
       offset += t.data.size();
     }
     w.EndArray();

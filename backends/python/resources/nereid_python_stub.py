@@ -115,15 +115,20 @@ def tensor_bytes(array):
     return name, np.ascontiguousarray(array).tobytes()
 
 
-def encode_outputs(response, chunks, offset):
-    outputs = []
-    for t in response.output_tensors():
+def encode_tensors(tensors, chunks, offset):
+    """Descriptors of `tensors` for a frame; their bytes are appended to `chunks`."""
+    descs = []
+    for t in tensors:
         dtype, data = tensor_bytes(t.as_numpy())
-        outputs.append({"name": t.name(), "datatype": dtype, "shape": list(t.as_numpy().shape),
-                        "offset": offset, "size": len(data)})
+        descs.append({"name": t.name(), "datatype": dtype, "shape": list(t.as_numpy().shape),
+                      "offset": offset, "size": len(data)})
         chunks.append(data)
         offset += len(data)
-    return outputs, offset
+    return descs, offset
+
+
+def encode_outputs(response, chunks, offset):
+    return encode_tensors(response.output_tensors(), chunks, offset)
 
 
 def encode_error(error):
@@ -148,14 +153,7 @@ class Stub:
             raise pb_utils.TritonModelException(
                 "BLS requests can only be made from the thread running execute().")
         chunks = []
-        inputs = []
-        offset = 0
-        for t in request.inputs():
-            dtype, data = tensor_bytes(t.as_numpy())
-            inputs.append({"name": t.name(), "datatype": dtype, "shape": list(t.as_numpy().shape),
-                           "offset": offset, "size": len(data)})
-            chunks.append(data)
-            offset += len(data)
+        inputs, _ = encode_tensors(request.inputs(), chunks, 0)
         version = request._model_version
         self.channel.write({"op": "bls", "model_name": request._model_name,
                             "model_version": int(version) if str(version).lstrip("-").isdigit()
