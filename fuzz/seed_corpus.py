@@ -247,6 +247,20 @@ def cache_values():
             fp32[:-1], b"\x02" + fp32[1:], b""]
 
 
+def python_stub_messages():
+    """Frames a Python backend stub sends (backends/python/stub_protocol.h): header + JSON."""
+    def frame(obj, payload_size):
+        body = json.dumps(obj).encode()
+        return struct.pack("<IQ", len(body), payload_size) + body
+    out = {"name": "OUT", "datatype": "FP32", "shape": [2], "offset": 0, "size": 8}
+    return [frame({"op": "result", "responses": [{"outputs": [out]}]}, 8),
+            frame({"op": "result", "responses": [{"error": {"message": "m", "code": 3}}]}, 0),
+            frame({"op": "send", "request": 0, "flags": 1, "outputs": [out]}, 8),
+            frame({"op": "log", "level": 2, "message": "x"}, 0),
+            frame({"op": "error", "message": "ValueError: v", "exception": True}, 0),
+            frame({"op": "ok"}, 0), frame({"op": "done"}, 0)]
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -265,6 +279,7 @@ def main():
         "fuzz_log_settings": log_settings_bodies(),
         "fuzz_cache_value": cache_values(),
         "fuzz_json_generate": generate_bodies(),
+        "fuzz_python_stub": python_stub_messages(),
         "fuzz_http_framing": [r for r in http_requests() if b"Transfer-Encoding" in r]
         + [b"Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
            b"\r\n\r\nGET / HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\ncontent-length: 1\r\n\r\n"],

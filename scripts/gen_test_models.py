@@ -26,6 +26,9 @@ Examples (--examples DIR):
                   ~109 MFLOP for a batch of 8. Measured with ONNX Runtime 1.30 on one AVX-512
                   EPYC core: ~0.45 ms for batch 1, ~0.6-1.1 ms for batch 8, ~3 ms for batch 32
                   (weight traffic dominates small batches, so batching pays off).
+  preprocess_py   backend "python" (1/model.py, docs/python_backend.md): INPUT0 float [batch,n] ->
+                  OUTPUT0 = (INPUT0 - mean) / std with mean/std from the config's parameters,
+                  max_batch_size 8 with dynamic batching: a Python pre-processing step.
   mlp_pipeline    ensemble (platform "ensemble", no model file; 1/.keep): INPUT float [batch,256]
                   -> identity_fp32 (pre-processing) -> mlp_fp32 -> identity_fp32
                   (post-processing) -> OUTPUT float [batch,16]. max_batch_size 8.
@@ -447,6 +450,47 @@ def example_mlp_pipeline(repo):
     write_backend_model(repo, "mlp_pipeline", cfg)
 
 
+PREPROCESS_PY = '''"""A pre-processing step in Python: OUTPUT0 = (INPUT0 - mean) / std.
+
+Triton's model.py contract: Nereid runs it unchanged in a stub process (docs/python_backend.md).
+"""
+import json
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        config = json.loads(args["model_config"])
+        params = config.get("parameters", {})
+        self.mean = np.float32(params.get("mean", {}).get("string_value", "0"))
+        self.std = np.float32(params.get("std", {}).get("string_value", "1"))
+        pb_utils.Logger.log_info(f"{args['model_instance_name']}: mean {self.mean}, std {self.std}")
+
+    def execute(self, requests):
+        responses = []
+        for request in requests:  # one per client request, even when batched together
+            x = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
+            y = ((x - self.mean) / self.std).astype(np.float32)
+            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("OUTPUT0", y)]))
+        return responses
+'''
+
+
+def example_preprocess_py(repo):
+    cfg = config("preprocess_py", [tensor_cfg("INPUT0", "TYPE_FP32", [-1])],
+                 [tensor_cfg("OUTPUT0", "TYPE_FP32", [-1])], 8, backend="python",
+                 extra="""dynamic_batching { max_queue_delay_microseconds: 100 }
+parameters [
+  { key: "mean" value: { string_value: "0.5" } },
+  { key: "std" value: { string_value: "0.25" } }
+]""")
+    path = fresh_dir(repo, "preprocess_py")
+    write_text(os.path.join(path, "config.pbtxt"), cfg)
+    write_text(os.path.join(path, "1", "model.py"), PREPROCESS_PY)
+
+
 def write_examples(repo):
     os.makedirs(repo, exist_ok=True)
     write_simple(repo)
@@ -455,6 +499,7 @@ def write_examples(repo):
     example_identity_fp32(repo)
     example_mlp_fp32(repo)
     example_mlp_pipeline(repo)
+    example_preprocess_py(repo)
 
 
 # --------------------------------------------------------------------------- fixtures: types

@@ -27,7 +27,7 @@
 
 namespace nereid::backend {
 
-inline constexpr uint32_t kBackendApiVersion = 3;
+inline constexpr uint32_t kBackendApiVersion = 4;
 
 enum class LogLevel { kVerbose, kInfo, kWarning, kError };
 using LogFunction = std::function<void(LogLevel, std::string_view message)>;
@@ -92,6 +92,21 @@ class ResponseSender {
   virtual bool IsCancelled() const = 0;
 };
 
+// One request of an execution, for backends that hand requests to user code one by one (the
+// python backend: `execute(requests)`). Views are valid during Execute.
+struct RequestInfo {
+  std::string_view id;
+  // The request's rows of the batch (its leading dimension) for models with max_batch_size > 0;
+  // 0 otherwise. The rows of request i follow those of requests 0..i-1 in every input.
+  int64_t batch_size = 0;
+  uint64_t correlation_id = 0;          // sequence_id when it is an integer, else 0
+  std::string_view correlation_id_str;  // sequence_id when it is a string
+  uint32_t flags = 0;                   // 1: sequence_start, 2: sequence_end (Triton's flags)
+  // The request's other parameters as a JSON object ("{}" when none): strings, integers, bools
+  // and doubles.
+  std::string parameters_json;
+};
+
 // One execution: the inputs of a (possibly batched) request, shapes already reshaped to what the
 // model expects. `batch_size` is the leading dimension for models with max_batch_size > 0, else 0.
 struct ExecuteArgs {
@@ -103,6 +118,9 @@ struct ExecuteArgs {
   // A backend that neither keeps nor uses its sender may answer through `outputs` as for any
   // model: those outputs become the request's only (FINAL) response.
   std::span<const std::shared_ptr<ResponseSender>> senders;
+  // The requests of the execution in batch order (API v4). Filled only for backends whose
+  // BackendInfo::wants_request_info is set, else empty.
+  std::span<const RequestInfo> requests;
 };
 
 // One execution context of a model version. The core never calls Execute concurrently on one
@@ -151,6 +169,8 @@ struct BackendInfo {
   // Instances a KIND_CPU group gets when its config leaves `count` at 0 (Triton: 2 for ONNX
   // Runtime, 1 elsewhere).
   int default_cpu_instance_count = 1;
+  // True when Execute needs ExecuteArgs::requests (API v4).
+  bool wants_request_info = false;
 };
 
 class Backend {
@@ -164,11 +184,36 @@ class Backend {
   virtual StatusOr<std::unique_ptr<Model>> LoadModel(const ModelLoadOptions& options) = 0;
 };
 
+// An inference a plugin asks the server to run (Triton's BLS: a Python model calling another
+// model). API v4.
+struct InferCall {
+  std::string model_name;
+  int64_t model_version = -1;  // -1: the highest ready version
+  std::string id;
+  std::span<const TensorRef> inputs;           // read before InferFunction returns
+  std::vector<std::string> requested_outputs;  // empty: every output
+};
+
+// An output of an InferCall, owned.
+struct InferTensor {
+  std::string name;
+  DataType data_type = DataType::kInvalid;
+  std::vector<int64_t> shape;
+  std::string data;  // BYTES length-prefixed
+};
+
+using InferDone = std::function<void(StatusOr<std::vector<InferTensor>>)>;
+// Runs `call` through the server (validation, scheduling and statistics of the called model, as
+// for a client's request) and calls `done` exactly once, maybe on another thread, maybe before it
+// returns. Unavailable (`done` gets UNAVAILABLE) once the server is shutting down.
+using InferFunction = std::function<void(const InferCall& call, InferDone done)>;
+
 // What the server hands a backend at creation: the `--backend-config=<name>,<k>=<v>` entries for
-// it and a sink for log lines.
+// it, a sink for log lines and (API v4) a way to run inferences on the server.
 struct BackendOptions {
   std::vector<std::pair<std::string, std::string>> config;
   LogFunction log;
+  InferFunction infer;  // may be empty (e.g. in plugin tests)
 };
 
 }  // namespace nereid::backend

@@ -22,10 +22,18 @@ namespace {
 
 void LogFromBackend(const std::string& name, backend::LogLevel level, std::string_view msg) {
   switch (level) {
-    case backend::LogLevel::kError: LOG_ERROR("[{}] {}", name, msg); break;
-    case backend::LogLevel::kWarning: LOG_WARNING("[{}] {}", name, msg); break;
-    case backend::LogLevel::kInfo: LOG_INFO("[{}] {}", name, msg); break;
-    case backend::LogLevel::kVerbose: LOG_VERBOSE(1, "[{}] {}", name, msg); break;
+    case backend::LogLevel::kError:
+      LOG_ERROR("[{}] {}", name, msg);
+      break;
+    case backend::LogLevel::kWarning:
+      LOG_WARNING("[{}] {}", name, msg);
+      break;
+    case backend::LogLevel::kInfo:
+      LOG_INFO("[{}] {}", name, msg);
+      break;
+    case backend::LogLevel::kVerbose:
+      LOG_VERBOSE(1, "[{}] {}", name, msg);
+      break;
   }
 }
 
@@ -66,8 +74,8 @@ StatusOr<std::unique_ptr<BackendRegistry>> BackendRegistry::Create(const Options
       LOG_ERROR("failed to load backend '{}': {}", name, dlerror());
       continue;
     }
-    auto version_fn =
-        reinterpret_cast<NereidBackendApiVersionFn>(dlsym(plugin->handle, "NereidBackendApiVersion"));
+    auto version_fn = reinterpret_cast<NereidBackendApiVersionFn>(
+        dlsym(plugin->handle, "NereidBackendApiVersion"));
     auto create_fn =
         reinterpret_cast<NereidBackendCreateFn>(dlsym(plugin->handle, "NereidBackendCreate"));
     if (version_fn == nullptr || create_fn == nullptr) {
@@ -81,6 +89,7 @@ StatusOr<std::unique_ptr<BackendRegistry>> BackendRegistry::Create(const Options
     }
     backend::BackendOptions bo;
     if (auto c = options.config.find(name); c != options.config.end()) bo.config = c->second;
+    bo.infer = options.infer;
     bo.log = [name](backend::LogLevel level, std::string_view msg) {
       LogFromBackend(name, level, msg);
     };

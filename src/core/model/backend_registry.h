@@ -20,6 +20,8 @@ class BackendRegistry {
     std::filesystem::path directory;
     // --backend-config entries: backend name -> (key, value) list.
     std::map<std::string, std::vector<std::pair<std::string, std::string>>> config;
+    // Handed to every plugin (BackendOptions::infer): runs inferences on the server.
+    backend::InferFunction infer;
   };
 
   // Loads every libnereid_<name>.so in the directory. A plugin that fails to load is logged and

@@ -7,6 +7,7 @@
 
 #include "core/model/batch_io.h"
 #include "core/model/decoupled_sender.h"
+#include "core/model/request_info.h"
 #include "core/shm/shm_tensors.h"
 
 namespace nereid {
@@ -197,8 +198,11 @@ StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
   NEREID_RETURN_IF_ERROR(PrepareInputs(model, *request, items, &prepared));
   ResponseOutputs outputs(model, *request, items);
   backend::ExecuteTimes backend_times;
-  backend::ExecuteArgs args{prepared.refs, &outputs, model.max_batch_size > 0 ? batch_size : 0,
-                            &backend_times, senders};
+  const std::vector<backend::RequestInfo> infos = model.wants_request_info
+                                                      ? MakeRequestInfos(model, items)
+                                                      : std::vector<backend::RequestInfo>();
+  backend::ExecuteArgs args{prepared.refs,  &outputs, model.max_batch_size > 0 ? batch_size : 0,
+                            &backend_times, senders,  infos};
   const uint64_t execute_start = NowNs();
   const Status executed = instance.Execute(args);
   SetExecuteTimes(backend_times, execute_start, times);  // compute_end moves on below
@@ -238,8 +242,11 @@ Status RunDecoupledOnInstance(backend::ModelInstance& instance, const ModelInfo&
       std::make_shared<DecoupledSender>(model, stats, std::move(request), std::move(done));
   std::shared_ptr<backend::ResponseSender> senders[] = {sender};
   backend::ExecuteTimes backend_times;
-  backend::ExecuteArgs args{prepared.refs, &outputs, model.max_batch_size > 0 ? batch_size : 0,
-                            &backend_times, senders};
+  const std::vector<backend::RequestInfo> infos = model.wants_request_info
+                                                      ? MakeRequestInfos(model, std::span(&item, 1))
+                                                      : std::vector<backend::RequestInfo>();
+  backend::ExecuteArgs args{prepared.refs,  &outputs, model.max_batch_size > 0 ? batch_size : 0,
+                            &backend_times, senders,  infos};
   const uint64_t execute_start = NowNs();
   const Status executed = instance.Execute(args);
   SetExecuteTimes(backend_times, execute_start, times);

@@ -64,6 +64,8 @@ struct ModelInfo {
   std::vector<TensorSpec> outputs;
   std::vector<BatchInputSpec> batch_inputs;
   std::vector<BatchOutputSpec> batch_outputs;
+  // Set from the backend's BackendInfo: executions carry ExecuteArgs::requests.
+  bool wants_request_info = false;
 
   // True when executions need the per-request view of batch_io.h (ragged inputs, batch inputs
   // or batch outputs).

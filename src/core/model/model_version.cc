@@ -90,6 +90,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   const auto version_dir = options.model_dir / std::to_string(options.version);
   lo.model_path = file.empty() ? version_dir.string() : (version_dir / file).string();
   lo.config_json = *options.config_json;
+  mv->info_.wants_request_info = options.backend->info.wants_request_info;
   auto model = options.backend->backend->LoadModel(lo);
   if (!model.ok()) return model.status();
   mv->backend_model_ = std::move(model).value();

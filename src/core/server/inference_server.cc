@@ -10,6 +10,7 @@
 #include "core/model/backend_registry.h"
 #include "core/repository/model_repository.h"
 #include "core/repository/repository_poller.h"
+#include "core/server/plugin_infer.h"
 #include "core/server/task_pool.h"
 #include "core/shm/shm_tensors.h"
 #include "model_config.pb.h"
@@ -64,6 +65,7 @@ InferenceServer::InferenceServer(const ServerOptions& options,
 }
 
 InferenceServer::~InferenceServer() {
+  if (plugin_infer_ != nullptr) plugin_infer_->Detach();  // before the models calling it go
   poller_.reset();
   load_pool_.reset();   // waits for loads in progress
   repository_.reset();  // models before the backends whose code they run
@@ -74,6 +76,8 @@ StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(const ServerO
   BackendRegistry::Options bo;
   bo.directory = options.backend_directory;
   for (const auto& [backend, kv] : options.backend_config) bo.config[backend].push_back(kv);
+  auto plugin_infer = std::make_shared<PluginInferGate>();
+  bo.infer = plugin_infer->Function();
   NEREID_ASSIGN_OR_RETURN(std::unique_ptr<BackendRegistry> registry, BackendRegistry::Create(bo));
 
   ModelRepository::Options ro;
@@ -90,6 +94,8 @@ StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(const ServerO
 
   std::unique_ptr<InferenceServer> server(new InferenceServer(options, std::move(repo)));
   server->registry_ = std::move(registry);
+  server->plugin_infer_ = plugin_infer;
+  plugin_infer->Attach(server.get());
   server->load_pool_ = std::make_unique<TaskPool>(options.model_load_thread_count);
   const std::vector<Status> errors = server->LoadAtStart();
   if (!errors.empty() && options.exit_on_error) {

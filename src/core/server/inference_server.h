@@ -29,6 +29,7 @@ class ModelConfig;
 namespace nereid {
 
 class BackendRegistry;
+class PluginInferGate;
 class ModelRepository;
 class SharedMemoryManager;
 class RepositoryPoller;
@@ -215,6 +216,8 @@ class InferenceServer {
   ServerMetadata metadata_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::unique_ptr<BackendRegistry> registry_;
+  // Plugins' way into InferAsync (BLS); detached first at destruction.
+  std::shared_ptr<PluginInferGate> plugin_infer_;
   std::unique_ptr<ModelRepository> repository_;  // declared after registry_: destroyed first
   std::unique_ptr<RepositoryPoller> poller_;     // POLL mode only
   std::unique_ptr<TaskPool> load_pool_;          // runs LoadModelAsync

@@ -9,6 +9,7 @@
 
 #include "core/config/test_temp_dir.h"
 #include "core/request/test_request.h"
+#include "core/server/plugin_infer.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -97,6 +98,35 @@ TEST_F(InferenceServerTest, AcquireUsesTheInferenceErrors) {
   auto version = server_->AcquireModel("m", 7);
   ASSERT_FALSE(version.ok());
   EXPECT_EQ(version.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace nereid
+
+namespace nereid {
+namespace {
+
+TEST(PluginInferGate, RefusesCallsWhileDetached) {
+  auto gate = std::make_shared<PluginInferGate>();
+  backend::InferFunction infer = gate->Function();
+  backend::InferCall call;
+  call.model_name = "m";
+  Status got = Status::Ok();
+  int calls = 0;
+  infer(call, [&](StatusOr<std::vector<backend::InferTensor>> r) {
+    ++calls;
+    got = r.status();
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(got.code(), StatusCode::kUnavailable);
+  gate->Attach(nullptr);
+  gate->Detach();
+  infer(call, [&](StatusOr<std::vector<backend::InferTensor>> r) {
+    ++calls;
+    got = r.status();
+  });
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(got.code(), StatusCode::kUnavailable);
 }
 
 }  // namespace

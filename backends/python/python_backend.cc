@@ -1,0 +1,543 @@
+// The Python backend plugin (backend: "python"): each instance runs the model's model.py in a
+// stub process of its own (stub_process.h) speaking stub_protocol.h. See docs/python_backend.md.
+//
+// Thread-safety: PythonBackend and PythonModel are immutable after construction; a
+// PythonInstance is used by one Execute at a time (the core's contract), so it needs no lock.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config_json.h"
+#include "common/config_reader.h"
+#include "nereid/backend_api.h"
+#include "python/batch_split.h"
+#include "python/stub_process.h"
+#include "python/stub_protocol.h"
+
+namespace nereid::backends::python {
+namespace {
+
+constexpr const char* kPython = "/usr/bin/python3";  // Debian's; never one from a model folder
+
+// The folder of libnereid_python.so: its resources live in "<dir>/python".
+std::string ResourcesDir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&ResourcesDir), &info) == 0 || info.dli_fname == nullptr) {
+    return "";
+  }
+  return (std::filesystem::path(info.dli_fname).parent_path() / "python").string();
+}
+
+struct Settings {
+  std::chrono::seconds stub_timeout{30};
+  backend::LogFunction log;
+  backend::InferFunction infer;  // BLS
+};
+
+// What the instances of one model share.
+struct ModelShared {
+  std::string model_name;
+  StubCommand command;
+  std::string config_json;
+  std::string model_dir;
+  int64_t version = 0;
+  bool decoupled = false;
+  std::vector<std::string> outputs;  // configured output names, in config order
+  std::shared_ptr<const Settings> settings;
+};
+
+void Log(const Settings& settings, backend::LogLevel level, const std::string& message) {
+  if (settings.log) {
+    settings.log(level, message);
+  } else {
+    std::cerr << message << std::endl;
+  }
+}
+
+backend::LogLevel StubLogLevel(int level) {
+  switch (level) {
+    case 1:
+      return backend::LogLevel::kWarning;
+    case 2:
+      return backend::LogLevel::kError;
+    case 3:
+      return backend::LogLevel::kVerbose;
+    default:
+      return backend::LogLevel::kInfo;
+  }
+}
+
+std::string InitMessage(const ModelShared& m, const backend::InstanceOptions& o) {
+  rapidjson::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  rapidjson::Value args(rapidjson::kObjectType);
+  auto put = [&](const char* key, const std::string& value) {
+    args.AddMember(rapidjson::Value(key, a), rapidjson::Value(value.c_str(), a), a);
+  };
+  put("model_config", m.config_json);
+  put("model_instance_kind", o.kind.rfind("KIND_", 0) == 0 ? o.kind.substr(5) : o.kind);
+  put("model_instance_name", o.name);
+  put("model_instance_device_id", "0");
+  put("model_repository", m.model_dir);
+  put("model_version", std::to_string(m.version));
+  put("model_name", m.model_name);
+  doc.AddMember("op", "init", a);
+  doc.AddMember("args", args, a);
+  return WriteJson(doc);
+}
+
+class PythonInstance final : public backend::ModelInstance {
+ public:
+  PythonInstance(std::shared_ptr<const ModelShared> model, backend::InstanceOptions options)
+      : model_(std::move(model)), options_(std::move(options)) {}
+
+  ~PythonInstance() override {
+    if (stub_ == nullptr) return;
+    // finalize(), bounded by the stub timeout; a stub that does not answer is killed.
+    const auto deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
+    if (stub_->Write(R"({"op":"finalize"})", {}).ok()) {
+      while (true) {
+        StatusOr<Frame> f = stub_->Read(deadline);
+        if (!f.ok()) break;
+        StatusOr<StubMessage> m = ParseStubMessage(f->json, f->payload.size());
+        if (!m.ok() || m->op != "log") break;
+        Log(*model_->settings, StubLogLevel(m->level), m->message);
+      }
+    }
+    stub_->WaitOrKill(std::chrono::milliseconds(2000));
+  }
+
+  // Starts the stub and runs initialize(args); the error carries the Python error text.
+  Status Start() {
+    NEREID_ASSIGN_OR_RETURN(stub_, StubProcess::Start(model_->command));
+    NEREID_RETURN_IF_ERROR(stub_->Write(InitMessage(*model_, options_), {}));
+    while (true) {
+      StatusOr<Frame> f = stub_->Read(std::chrono::steady_clock::time_point::max());
+      if (!f.ok()) {
+        stub_.reset();
+        return Internal("Stub process '" + options_.name + "' is not healthy.");
+      }
+      NEREID_ASSIGN_OR_RETURN(StubMessage m, ParseStubMessage(f->json, f->payload.size()));
+      if (m.op == "log") {
+        Log(*model_->settings, StubLogLevel(m.level), m.message);
+      } else if (m.op == "ok") {
+        return Status::Ok();
+      } else {
+        stub_.reset();
+        return Internal(m.message);
+      }
+    }
+  }
+
+  Status Execute(const backend::ExecuteArgs& args) override {
+    try {
+      if (stub_ == nullptr) {
+        if (Status s = Start(); !s.ok()) {
+          Log(*model_->settings, backend::LogLevel::kError,
+              "python backend: restarting the stub of '" + options_.name +
+                  "' failed: " + s.message());
+          return NotHealthy();
+        }
+      }
+      Status s = RunOnStub(args);
+      if (s.code() == StatusCode::kUnavailable) {  // the stub died, hung or sent garbage
+        Log(*model_->settings, backend::LogLevel::kError,
+            "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
+                ") " + std::string(s.message()) + "; restarting it");
+        stub_.reset();  // kills it
+        if (Status restart = Start(); !restart.ok()) {
+          Log(*model_->settings, backend::LogLevel::kError,
+              "python backend: restarting the stub of '" + options_.name +
+                  "' failed: " + restart.message());
+        }
+        return NotHealthy();
+      }
+      return s;
+    } catch (const std::exception& e) {
+      return Internal(std::string("python backend: ") + e.what());
+    }
+  }
+
+ private:
+  Status NotHealthy() const {
+    return Internal("Failed to process the request(s) for model instance '" + options_.name +
+                    "', message: Stub process is not healthy.");
+  }
+
+  Status Failed(const std::string& message) const {
+    return Internal("Failed to process the request(s) for model '" + options_.name +
+                    "', message: " + message);
+  }
+
+  // Any error of the channel is Unavailable (the caller restarts the stub).
+  static Status Channel(const Status& s) {
+    return s.ok() ? s : Status(StatusCode::kUnavailable, std::string(s.message()));
+  }
+
+  Status RunOnStub(const backend::ExecuteArgs& args) {
+    const auto deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
+    std::vector<std::string> requested;
+    for (const std::string& name : model_->outputs) {
+      if (args.outputs == nullptr || args.outputs->IsRequested(name)) requested.push_back(name);
+    }
+    std::deque<std::vector<int64_t>> shapes;  // the slices' shapes, viewed by `requests`
+    const std::vector<RequestHeader> requests =
+        SplitRequests(args.inputs, args.requests, requested, &shapes);
+    std::vector<std::span<const char>> chunks;
+    for (const RequestHeader& r : requests) {
+      for (const auto& t : r.inputs) chunks.push_back(t.data);
+    }
+    const std::string header = EncodeExecute(options_.name, model_->model_name, requests);
+    NEREID_RETURN_IF_ERROR(Channel(stub_->Write(header, chunks)));
+    if (args.times != nullptr) args.times->input_end_ns = backend::ExecuteClockNs();
+    if (model_->decoupled) return ReadDecoupled(args, deadline);
+    return ReadResult(args, requests, deadline);
+  }
+
+  Status ReadResult(const backend::ExecuteArgs& args, std::span<const RequestHeader> requests,
+                    std::chrono::steady_clock::time_point deadline) {
+    while (true) {
+      FrameSizes sizes;
+      StatusOr<std::string> json = stub_->ReadHeader(&sizes, deadline);
+      NEREID_RETURN_IF_ERROR(Channel(json.status()));
+      StatusOr<StubMessage> m = ParseStubMessage(*json, sizes.payload_size);
+      if (!m.ok() || m->op != "result") {
+        std::vector<char> payload;
+        if (m.ok() && m->op == "bls") {
+          NEREID_RETURN_IF_ERROR(Channel(ReadPayload(sizes.payload_size, deadline, &payload)));
+        } else {
+          NEREID_RETURN_IF_ERROR(Channel(stub_->Skip(sizes.payload_size, deadline)));
+        }
+        NEREID_RETURN_IF_ERROR(Channel(m.status()));
+        if (m->op == "log") {
+          Log(*model_->settings, StubLogLevel(m->level), m->message);
+          continue;
+        }
+        if (m->op == "bls") {
+          NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, payload, deadline)));
+          continue;
+        }
+        if (m->op == "error") return Failed(m->message);
+        return Channel(Internal("unexpected '" + m->op + "' message"));
+      }
+      if (args.times != nullptr) args.times->output_start_ns = backend::ExecuteClockNs();
+      if (requests.size() == 1) return WriteOutputs(*m, sizes.payload_size, args, deadline);
+      // Several requests: their outputs are concatenated per output, through one buffer.
+      std::vector<char> payload;
+      try {
+        payload.resize(sizes.payload_size);
+      } catch (const std::exception&) {
+        return Channel(Internal("the Python stub sent a payload of " +
+                                std::to_string(sizes.payload_size) +
+                                " bytes, more than can be allocated"));
+      }
+      NEREID_RETURN_IF_ERROR(Channel(stub_->ReadExact(payload, deadline)));
+      std::vector<int64_t> rows;
+      for (const auto& info : args.requests) rows.push_back(info.batch_size);
+      Status s = GatherOutputs(m->responses, payload, requests, rows, args.outputs);
+      if (!s.ok() && s.code() == StatusCode::kInternal && m->responses.size() != requests.size()) {
+        return Failed(std::string(s.message()));
+      }
+      return s;
+    }
+  }
+
+  Status ReadPayload(uint64_t size, std::chrono::steady_clock::time_point deadline,
+                     std::vector<char>* payload) {
+    try {
+      payload->resize(size);
+    } catch (const std::exception&) {
+      return Internal("the Python stub sent a payload of " + std::to_string(size) +
+                      " bytes, more than can be allocated");
+    }
+    return stub_->ReadExact(*payload, deadline);
+  }
+
+  // Runs a BLS request of model.py on the server and answers the stub (its outputs or error);
+  // a BLS call still running at `deadline` is answered as timed out.
+  Status RunBls(const StubMessage& m, const std::vector<char>& payload,
+                std::chrono::steady_clock::time_point deadline) {
+    backend::InferCall call;
+    call.model_name = m.model_name;
+    call.model_version = m.model_version;
+    call.id = m.request_id;
+    call.requested_outputs = m.requested_outputs;
+    std::vector<backend::TensorRef> inputs;
+    for (const TensorDesc& t : m.inputs) {
+      inputs.push_back(
+          {t.name, t.data_type, t.shape, std::span<const char>(payload.data() + t.offset, t.size)});
+    }
+    call.inputs = inputs;
+    using Result = StatusOr<std::vector<backend::InferTensor>>;
+    auto promise = std::make_shared<std::promise<Result>>();
+    std::future<Result> future = promise->get_future();
+    if (!model_->settings->infer) {
+      promise->set_value(Unsupported("BLS is not available in this server"));
+    } else {
+      model_->settings->infer(call, [promise](Result r) { promise->set_value(std::move(r)); });
+    }
+    Result result = future.wait_until(deadline) == std::future_status::ready
+                        ? future.get()
+                        : Result(Unavailable("BLS request to model '" + m.model_name +
+                                             "' timed out (stub-timeout-seconds)"));
+    std::vector<std::span<const char>> chunks;
+    if (result.ok()) {
+      for (const auto& t : *result) chunks.emplace_back(t.data.data(), t.data.size());
+    }
+    const std::string header =
+        result.ok() ? EncodeBlsResult(Status::Ok(), *result) : EncodeBlsResult(result.status(), {});
+    return stub_->Write(header, chunks);
+  }
+
+  // Reads the payload of a "result" straight into the core's output buffers.
+  Status WriteOutputs(const StubMessage& m, uint64_t payload_size, const backend::ExecuteArgs& args,
+                      std::chrono::steady_clock::time_point deadline) {
+    Status result = Status::Ok();
+    uint64_t pos = 0;
+    if (m.responses.size() != 1) {
+      result = Failed("the stub answered " + std::to_string(m.responses.size()) +
+                      " responses for one request");
+    } else if (m.responses[0].has_error) {
+      const StubError& e = m.responses[0].error;
+      result = Status(StubErrorCode(e.code), e.message);
+    } else {
+      for (const TensorDesc& t : m.responses[0].outputs) {
+        if (t.offset != pos) {  // our stub writes tensors in order, back to back
+          result = Channel(Internal("tensor '" + t.name + "' out of order"));
+          break;
+        }
+        if (args.outputs == nullptr || !args.outputs->IsRequested(t.name)) {
+          NEREID_RETURN_IF_ERROR(Channel(stub_->Skip(t.size, deadline)));
+          pos += t.size;
+          continue;
+        }
+        StatusOr<std::span<char>> dst =
+            args.outputs->Allocate(t.name, t.data_type, t.shape, t.size);
+        if (!dst.ok()) {
+          result = dst.status();
+          break;
+        }
+        NEREID_RETURN_IF_ERROR(Channel(stub_->ReadExact(dst->subspan(0, t.size), deadline)));
+        pos += t.size;
+      }
+    }
+    NEREID_RETURN_IF_ERROR(Channel(stub_->Skip(payload_size - pos, deadline)));
+    return result;
+  }
+
+  Status ReadDecoupled(const backend::ExecuteArgs& args,
+                       std::chrono::steady_clock::time_point deadline) {
+    std::vector<bool> final(args.senders.size(), false);
+    bool done = false;
+    while (!done || std::find(final.begin(), final.end(), false) != final.end()) {
+      StatusOr<Frame> f = stub_->Read(deadline);
+      NEREID_RETURN_IF_ERROR(Channel(f.status()));
+      StatusOr<StubMessage> m = ParseStubMessage(f->json, f->payload.size());
+      NEREID_RETURN_IF_ERROR(Channel(m.status()));
+      if (m->op == "log") {
+        Log(*model_->settings, StubLogLevel(m->level), m->message);
+      } else if (m->op == "done") {
+        done = true;
+      } else if (m->op == "bls") {
+        NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, f->payload, deadline)));
+      } else if (m->op == "error") {
+        return Failed(m->message);
+      } else if (m->op == "send") {
+        if (m->request < 0 || static_cast<size_t>(m->request) >= args.senders.size()) {
+          return Channel(Internal("response for an unknown request"));
+        }
+        const auto& sender = args.senders[static_cast<size_t>(m->request)];
+        if (m->flags & backend::kResponseFinal) final[static_cast<size_t>(m->request)] = true;
+        if (m->response.has_error) {
+          (void)sender->SendError(
+              Status(StubErrorCode(m->response.error.code), m->response.error.message), m->flags);
+          continue;
+        }
+        std::vector<backend::TensorRef> refs;
+        for (const TensorDesc& t : m->response.outputs) {
+          refs.push_back({t.name, t.data_type, t.shape,
+                          std::span<const char>(f->payload.data() + t.offset, t.size)});
+        }
+        if (Status s = sender->Send(refs, m->flags); !s.ok()) {
+          Log(*model_->settings, backend::LogLevel::kError,
+              "python backend: '" + options_.name + "': " + std::string(s.message()));
+        }
+      } else {
+        return Channel(Internal("unexpected '" + m->op + "' message"));
+      }
+    }
+    return Status::Ok();
+  }
+
+  const std::shared_ptr<const ModelShared> model_;
+  const backend::InstanceOptions options_;
+  std::unique_ptr<StubProcess> stub_;
+};
+
+class PythonModel final : public backend::Model {
+ public:
+  explicit PythonModel(std::shared_ptr<const ModelShared> shared) : shared_(std::move(shared)) {}
+
+  StatusOr<std::unique_ptr<backend::ModelInstance>> CreateInstance(
+      const backend::InstanceOptions& options) override {
+    try {
+      auto instance = std::make_unique<PythonInstance>(shared_, options);
+      NEREID_RETURN_IF_ERROR(instance->Start());
+      return std::unique_ptr<backend::ModelInstance>(std::move(instance));
+    } catch (const std::exception& e) {
+      return Internal(std::string("python backend: ") + e.what());
+    }
+  }
+
+ private:
+  const std::shared_ptr<const ModelShared> shared_;
+};
+
+class PythonBackend final : public backend::Backend {
+ public:
+  PythonBackend(std::shared_ptr<const Settings> settings, std::string resources)
+      : settings_(std::move(settings)), resources_(std::move(resources)) {}
+
+  backend::BackendInfo Info() const override {
+    backend::BackendInfo info;
+    info.name = "python";
+    info.default_model_filename = "model.py";
+    info.wants_request_info = true;  // execute() gets one request object per request
+    info.supports_auto_complete = true;
+    return info;
+  }
+
+  // Runs TritonPythonModel.auto_complete_config in a short-lived stub (as Triton does).
+  StatusOr<std::string> AutoCompleteConfig(const backend::AutoCompleteOptions& options) override {
+    try {
+      NEREID_ASSIGN_OR_RETURN(std::unique_ptr<StubProcess> stub,
+                              StubProcess::Start({kPython, resources_ + "/nereid_python_stub.py",
+                                                  resources_, options.model_path}));
+      rapidjson::Document doc(rapidjson::kObjectType);
+      auto& a = doc.GetAllocator();
+      doc.AddMember("op", "auto_complete", a);
+      doc.AddMember("config", rapidjson::Value(options.config_json.c_str(), a), a);
+      doc.AddMember("model_name", rapidjson::Value(options.model_name.c_str(), a), a);
+      NEREID_RETURN_IF_ERROR(stub->Write(WriteJson(doc), {}));
+      const auto deadline = std::chrono::steady_clock::now() + settings_->stub_timeout;
+      while (true) {
+        StatusOr<Frame> f = stub->Read(deadline);
+        if (!f.ok()) {
+          return Internal("Stub process for auto-complete of model '" + options.model_name +
+                          "' is not healthy.");
+        }
+        NEREID_ASSIGN_OR_RETURN(StubMessage m, ParseStubMessage(f->json, f->payload.size()));
+        if (m.op == "log") {
+          Log(*settings_, StubLogLevel(m.level), m.message);
+        } else if (m.op == "config") {
+          stub->WaitOrKill(std::chrono::milliseconds(2000));
+          return m.config;
+        } else {
+          return Internal(m.message);
+        }
+      }
+    } catch (const std::exception& e) {
+      return Internal(std::string("python backend: ") + e.what());
+    }
+  }
+
+  StatusOr<std::unique_ptr<backend::Model>> LoadModel(
+      const backend::ModelLoadOptions& options) override {
+    try {
+      NEREID_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(options.config_json));
+      rapidjson::Document doc;
+      NEREID_RETURN_IF_ERROR(ParseJsonObject(options.config_json, "model configuration", &doc));
+      auto shared = std::make_shared<ModelShared>();
+      shared->model_name = options.model_name;
+      shared->config_json = options.config_json;
+      shared->model_dir = options.model_dir;
+      shared->version = options.version;
+      shared->settings = settings_;
+      if (const rapidjson::Value* p = FindMember(doc, "model_transaction_policy")) {
+        const rapidjson::Value* d = FindMember(*p, "decoupled");
+        shared->decoupled = d != nullptr && d->IsBool() && d->GetBool();
+      }
+      for (const IoConfig& o : config.outputs) shared->outputs.push_back(o.name);
+      shared->command = {kPython, resources_ + "/nereid_python_stub.py", resources_,
+                         options.model_path};
+      if (!std::filesystem::exists(options.model_path)) {
+        return NotFound("failed to load model '" + options.model_name + "': model file '" +
+                        options.model_path + "' not found");
+      }
+      return std::unique_ptr<backend::Model>(std::make_unique<PythonModel>(std::move(shared)));
+    } catch (const std::exception& e) {
+      return Internal("failed to load model '" + options.model_name + "': " + e.what());
+    }
+  }
+
+ private:
+  const std::shared_ptr<const Settings> settings_;
+  const std::string resources_;
+};
+
+// `--backend-config=python,<key>=<value>`. Triton's shm keys are accepted and checked; Nereid's
+// stub moves tensors over its socket, so they size nothing (docs/python_backend.md).
+StatusOr<std::shared_ptr<const Settings>> ReadSettings(const backend::BackendOptions* options) {
+  auto settings = std::make_shared<Settings>();
+  if (options == nullptr) return std::shared_ptr<const Settings>(settings);
+  settings->log = options->log;
+  settings->infer = options->infer;
+  for (const auto& [key, value] : options->config) {
+    const bool known = key == "stub-timeout-seconds" || key == "shm-default-byte-size" ||
+                       key == "shm-growth-byte-size";
+    if (!known) continue;
+    // Triton reads these with std::stol: a value that does not start with a number gives
+    // std::invalid_argument's text, "stol".
+    const bool numeric =
+        !value.empty() && value.size() < 19 && std::all_of(value.begin(), value.end(), ::isdigit);
+    if (!numeric && !(value.size() > 1 && value[0] == '-' &&
+                      std::all_of(value.begin() + 1, value.end(), ::isdigit))) {
+      return InvalidArgument("stol");
+    }
+    const int64_t n = value.size() < 19 ? std::stoll(value) : 0;
+    if (key == "stub-timeout-seconds") {
+      if (n <= 0) {
+        return InvalidArgument("stub-timeout-seconds can't be smaller than or equal to zero.");
+      }
+      settings->stub_timeout = std::chrono::seconds(n);
+    } else if (key == "shm-default-byte-size") {
+      if (n < (1 << 20))
+        return InvalidArgument("shm-default-byte-size can't be smaller than 4 MiBs");
+    } else if (n <= 0) {
+      return InvalidArgument("shm-growth-byte-size can't be smaller than or equal to zero.");
+    }
+  }
+  return std::shared_ptr<const Settings>(settings);
+}
+
+}  // namespace
+}  // namespace nereid::backends::python
+
+NEREID_BACKEND_EXPORT uint32_t NereidBackendApiVersion() {
+  return nereid::backend::kBackendApiVersion;
+}
+
+NEREID_BACKEND_EXPORT nereid::backend::Backend* NereidBackendCreate(
+    const nereid::backend::BackendOptions* options, std::string* error) {
+  using namespace nereid::backends::python;
+  try {
+    auto settings = ReadSettings(options);
+    if (!settings.ok()) {
+      if (error != nullptr) *error = std::string(settings.status().message());
+      return nullptr;
+    }
+    return new PythonBackend(*settings, ResourcesDir());
+  } catch (const std::exception& e) {
+    if (error != nullptr) *error = std::string("python backend: ") + e.what();
+  }
+  return nullptr;
+}

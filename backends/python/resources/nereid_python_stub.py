@@ -1,0 +1,312 @@
+"""Nereid's Python backend stub: runs one model instance's model.py in its own process.
+
+Started by libnereid_python.so as `/usr/bin/python3 -I -S nereid_python_stub.py <fd> <model.py>`
+with the resources folder (this file's) on sys.path. It talks to the server over the socket `fd`
+in frames: a 12-byte little-endian header (u32 JSON size, u64 payload size), a JSON header, then
+the payload (tensor bytes, concatenated; each tensor names its offset and size in the JSON).
+Input arrays are numpy views of the received payload (no copy after the socket read).
+"""
+
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import traceback
+
+import numpy as np
+
+import triton_python_backend_utils as pb_utils
+
+_HEADER = struct.Struct("<IQ")
+
+
+class Channel:
+    def __init__(self, fd):
+        self.sock = socket.socket(fileno=fd)
+        self.write_lock = threading.Lock()
+        self.buf = bytearray(1 << 16)
+        self.start = self.end = 0
+
+    def fill(self):
+        """Reads what the socket has (at least one byte) into the buffer."""
+        if self.start == self.end:
+            self.start = self.end = 0
+        elif len(self.buf) - self.end < 4096:
+            self.buf[:self.end - self.start] = self.buf[self.start:self.end]
+            self.end -= self.start
+            self.start = 0
+        k = self.sock.recv_into(memoryview(self.buf)[self.end:])
+        if k == 0:
+            raise EOFError
+        self.end += k
+
+    def read_exact(self, n):
+        """n bytes as a new bytearray: buffered bytes first, then straight from the socket."""
+        out = bytearray(n)
+        have = min(n, self.end - self.start)
+        out[:have] = self.buf[self.start:self.start + have]
+        self.start += have
+        view = memoryview(out)
+        while have < n:
+            if n - have < len(self.buf) // 2:
+                self.fill()
+                k = min(n - have, self.end - self.start)
+                view[have:have + k] = self.buf[self.start:self.start + k]
+                self.start += k
+                have += k
+                continue
+            k = self.sock.recv_into(view[have:], n - have)
+            if k == 0:
+                raise EOFError
+            have += k
+        return out
+
+    def read(self):
+        while self.end - self.start < _HEADER.size:
+            self.fill()
+        json_size, payload_size = _HEADER.unpack_from(self.buf, self.start)
+        self.start += _HEADER.size
+        header = json.loads(self.read_exact(json_size))
+        payload = self.read_exact(payload_size) if payload_size else bytearray()
+        return header, payload
+
+    def write(self, header, chunks=()):
+        body = json.dumps(header).encode("utf-8")
+        size = sum(len(c) for c in chunks)
+        first = _HEADER.pack(len(body), size) + body
+        with self.write_lock:
+            if size < 65536:  # one write for small frames
+                self.sock.sendall(b"".join([first, *chunks]))
+                return
+            self.sock.sendall(first)
+            for c in chunks:
+                if len(c):
+                    self.sock.sendall(c)
+
+
+def error_text(exc):
+    """'<Type>: <message>' followed by the last frames, as Triton's stub reports Python errors."""
+    text = f"{type(exc).__name__}: {exc}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f.filename != __file__ and not f.filename.startswith("<frozen")][-3:]
+    if frames:
+        text += "\n\nAt:\n" + "".join(f"  {f.filename}({f.lineno}): {f.name}\n" for f in frames)
+    return text
+
+
+def to_array(desc, payload):
+    data = memoryview(payload)[desc["offset"]:desc["offset"] + desc["size"]]
+    dtype = desc["datatype"]
+    shape = desc["shape"]
+    if dtype == "BYTES":
+        return pb_utils.deserialize_bytes_tensor(data).reshape(shape)
+    np_type = pb_utils.triton_string_to_numpy(dtype)
+    return np.frombuffer(data, dtype=np_type).reshape(shape)
+
+
+def tensor_bytes(array):
+    if array.dtype == np.object_ or array.dtype.kind == "S":
+        return "BYTES", pb_utils.serialize_byte_tensor(array).tobytes()
+    name = pb_utils._wire_name(array.dtype)
+    if name is None:
+        raise pb_utils.TritonModelException("NumPy dtype is not supported.")
+    return name, np.ascontiguousarray(array).tobytes()
+
+
+def encode_tensors(tensors, chunks, offset):
+    """Descriptors of `tensors` for a frame; their bytes are appended to `chunks`."""
+    descs = []
+    for t in tensors:
+        dtype, data = tensor_bytes(t.as_numpy())
+        descs.append({"name": t.name(), "datatype": dtype, "shape": list(t.as_numpy().shape),
+                      "offset": offset, "size": len(data)})
+        chunks.append(data)
+        offset += len(data)
+    return descs, offset
+
+
+def encode_outputs(response, chunks, offset):
+    return encode_tensors(response.output_tensors(), chunks, offset)
+
+
+def encode_error(error):
+    return {"message": error.message(), "code": error.code()}
+
+
+class Stub:
+    def __init__(self, channel, model_file):
+        self.channel = channel
+        self.model_file = model_file
+        self.model = None
+        self.decoupled = False
+        self.execute_thread = None  # the thread inside execute(), which may make BLS calls
+
+    # Called by pb_utils.
+    def log(self, level, message):
+        self.channel.write({"op": "log", "level": level, "message": message})
+
+    def bls(self, request):
+        """Runs InferenceRequest.exec(): the server runs the inference; answers a response."""
+        if threading.get_ident() != self.execute_thread:
+            raise pb_utils.TritonModelException(
+                "BLS requests can only be made from the thread running execute().")
+        chunks = []
+        inputs, _ = encode_tensors(request.inputs(), chunks, 0)
+        version = request._model_version
+        self.channel.write({"op": "bls", "model_name": request._model_name,
+                            "model_version": int(version) if str(version).lstrip("-").isdigit()
+                            else -1,
+                            "request_id": request.request_id(),
+                            "requested": list(request.requested_output_names()),
+                            "inputs": inputs}, chunks)
+        msg, payload = self.channel.read()
+        if msg.get("op") != "bls_result":
+            raise pb_utils.TritonModelException("unexpected answer to a BLS request")
+        if msg.get("error"):
+            return pb_utils.InferenceResponse(error=pb_utils.TritonError(
+                msg["error"]["message"], msg["error"].get("code", 1)))
+        return pb_utils.InferenceResponse([pb_utils.Tensor(d["name"], to_array(d, payload))
+                                           for d in msg.get("outputs", [])])
+
+    def send_response(self, index, response, flags):
+        chunks = []
+        header = {"op": "send", "request": index, "flags": flags}
+        if response is not None:
+            if response.has_error():
+                header["error"] = encode_error(response.error())
+            else:
+                header["outputs"], _ = encode_outputs(response, chunks, 0)
+        self.channel.write(header, chunks)
+
+    def load_module(self):
+        sys.path.insert(0, os.path.dirname(self.model_file))
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("model", self.model_file)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["model"] = module
+        spec.loader.exec_module(module)
+        if not hasattr(module, "TritonPythonModel"):
+            raise AttributeError("module 'model' has no attribute 'TritonPythonModel'")
+        return module
+
+    def auto_complete(self, msg):
+        """Runs TritonPythonModel.auto_complete_config; answers the completed config as JSON."""
+        module = self.load_module()
+        config = pb_utils.ModelConfig(msg["config"])
+        if hasattr(module.TritonPythonModel, "auto_complete_config"):
+            config = module.TritonPythonModel.auto_complete_config(config)
+        if not isinstance(config, pb_utils.ModelConfig):
+            raise pb_utils.TritonModelException(
+                f"auto_complete_config function in model '{msg.get('model_name', '')}' must "
+                "return a valid pb.ModelConfig object.")
+        return json.dumps(config.as_dict())
+
+    def initialize(self, msg):
+        args = msg["args"]
+        self.decoupled = pb_utils.using_decoupled_model_transaction_policy(
+            json.loads(args["model_config"]))
+        module = self.load_module()
+        self.model = module.TritonPythonModel()
+        if hasattr(self.model, "initialize"):
+            self.model.initialize(args)
+
+    def make_requests(self, msg, payload):
+        requests = []
+        for i, r in enumerate(msg["requests"]):
+            inputs = [pb_utils.Tensor(d["name"], to_array(d, payload)) for d in r["inputs"]]
+            req = pb_utils.InferenceRequest(
+                request_id=r.get("id", ""), correlation_id=r.get("correlation_id", 0),
+                inputs=inputs, requested_output_names=r.get("requested", []),
+                flags=r.get("flags", 0), parameters=r.get("parameters", "{}"),
+                model_name=msg.get("model_name", ""))
+            req._index = i
+            requests.append(req)
+        return requests
+
+    def execute(self, msg, payload):
+        requests = self.make_requests(msg, payload)
+        result = self.model.execute(requests)
+        if hasattr(result, "__await__"):
+            import asyncio
+            result = asyncio.run(_await(result))
+        inst = msg.get("instance", "")
+        if self.decoupled:
+            if result is not None:
+                return {"op": "error", "message": f"Python model '{inst}' is using the decoupled "
+                        "mode and the execute function must return None."}, []
+            return {"op": "done"}, []
+        if not isinstance(result, list):
+            return {"op": "error", "message": "Expected a list in the execute return, found type "
+                    f"'{type(result).__name__}'."}, []
+        if len(result) != len(requests):
+            return {"op": "error", "message": "Number of InferenceResponse objects do not match "
+                    "the number of InferenceRequest objects. InferenceRequest(s) size is:"
+                    f"{len(requests)}, and InferenceResponse(s) size is:{len(result)}\n"}, []
+        responses = []
+        chunks = []
+        offset = 0
+        for response in result:
+            if not isinstance(response, pb_utils.InferenceResponse):
+                return {"op": "error", "message": "Expected an 'InferenceResponse' object in the "
+                        "execute function return list, found type "
+                        f"'{type(response).__name__}'."}, []
+            if response.has_error():
+                responses.append({"error": encode_error(response.error())})
+                continue
+            outputs, offset = encode_outputs(response, chunks, offset)
+            responses.append({"outputs": outputs})
+        return {"op": "result", "responses": responses}, chunks
+
+    def serve(self):
+        while True:
+            try:
+                msg, payload = self.channel.read()
+            except EOFError:
+                return
+            op = msg.get("op")
+            if op == "init":
+                try:
+                    self.initialize(msg)
+                    self.channel.write({"op": "ok"})
+                except BaseException as e:  # noqa: BLE001 (the load fails with the text)
+                    self.channel.write({"op": "error", "message": error_text(e)})
+            elif op == "auto_complete":
+                try:
+                    self.channel.write({"op": "config", "config": self.auto_complete(msg)})
+                except BaseException as e:  # noqa: BLE001 (the load fails with the text)
+                    self.channel.write({"op": "error", "message": error_text(e)})
+                return
+            elif op == "execute":
+                try:
+                    self.execute_thread = threading.get_ident()
+                    header, chunks = self.execute(msg, payload)
+                except BaseException as e:  # noqa: BLE001 (the batch fails with the text)
+                    header, chunks = {"op": "error", "message": error_text(e),
+                                      "exception": True}, []
+                self.execute_thread = None
+                self.channel.write(header, chunks)
+            elif op == "finalize":
+                try:
+                    if self.model is not None and hasattr(self.model, "finalize"):
+                        self.model.finalize()
+                finally:
+                    self.channel.write({"op": "ok"})
+                return
+
+
+async def _await(coro):
+    return await coro
+
+
+def main():
+    fd = int(sys.argv[1])
+    channel = Channel(fd)
+    stub = Stub(channel, sys.argv[2])
+    pb_utils._stub = stub
+    stub.serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,433 @@
+"""Nereid's own `triton_python_backend_utils` (pb_utils): the module a Triton `model.py` imports.
+
+Written for Nereid from Triton's documented contract (REFERENCE-2 §10.2, python_backend's
+README): the names, signatures, constants and error texts match Triton's so that models run
+without edits. Tensors are numpy arrays; BYTES tensors are numpy object arrays of `bytes`.
+The stub process (nereid_python_stub.py) fills in the private channel used by Logger and by
+the response sender.
+"""
+
+import json
+
+import numpy as np
+
+TRITONSERVER_REQUEST_FLAG_SEQUENCE_START = 1
+TRITONSERVER_REQUEST_FLAG_SEQUENCE_END = 2
+TRITONSERVER_RESPONSE_COMPLETE_FINAL = 1
+TRITONSERVER_REQUEST_RELEASE_ALL = 1
+TRITONSERVER_REQUEST_RELEASE_RESCHEDULE = 2
+
+# Set by the stub: callables that talk to the server process.
+_stub = None
+
+_TRITON_TO_NUMPY = {
+    "BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32,
+    "UINT64": np.uint64, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32,
+    "INT64": np.int64, "FP16": np.float16, "FP32": np.float32, "FP64": np.float64,
+    "BYTES": np.object_, "STRING": np.object_,
+}
+# TRITONSERVER_DataType numbers, as triton_to_numpy_type() takes them.
+_TYPE_NUMBERS = {1: "BOOL", 2: "UINT8", 3: "UINT16", 4: "UINT32", 5: "UINT64", 6: "INT8",
+                 7: "INT16", 8: "INT32", 9: "INT64", 10: "FP16", 11: "FP32", 12: "FP64",
+                 13: "BYTES"}
+
+
+def triton_string_to_numpy(triton_type_string):
+    """'TYPE_FP32' -> numpy.float32 (None when unknown)."""
+    name = triton_type_string[5:] if triton_type_string.startswith("TYPE_") else triton_type_string
+    return _TRITON_TO_NUMPY.get(name)
+
+
+def triton_to_numpy_type(data_type):
+    name = _TYPE_NUMBERS.get(data_type)
+    return None if name is None else _TRITON_TO_NUMPY[name]
+
+
+def _wire_name(np_type):
+    t = np.dtype(np_type)
+    if t == np.object_ or t.type == np.bytes_:
+        return "BYTES"
+    for name, candidate in _TRITON_TO_NUMPY.items():
+        if candidate is not np.object_ and t == np.dtype(candidate):
+            return name
+    return None
+
+
+def numpy_to_triton_type(data_type):
+    """numpy.float32 -> 11 (TRITONSERVER_DataType), None when it has no Triton type."""
+    name = _wire_name(data_type)
+    if name is None:
+        return None
+    return {v: k for k, v in _TYPE_NUMBERS.items()}[name]
+
+
+def serialize_byte_tensor(input_tensor):
+    """An object/bytes array -> uint8 array of 4-byte little-endian length-prefixed items."""
+    if input_tensor.size == 0:
+        return np.empty([0], dtype=np.uint8)
+    parts = []
+    for obj in np.nditer(input_tensor, flags=["refs_ok"], order="C"):
+        item = obj.item()
+        if isinstance(item, str):
+            item = item.encode("utf-8")
+        elif not isinstance(item, (bytes, bytearray)):
+            item = str(item).encode("utf-8")
+        parts.append(len(item).to_bytes(4, "little"))
+        parts.append(bytes(item))
+    return np.frombuffer(b"".join(parts), dtype=np.uint8)
+
+
+def deserialize_bytes_tensor(encoded_tensor):
+    """Length-prefixed bytes -> 1-D numpy object array of bytes."""
+    buf = memoryview(encoded_tensor).cast("B")
+    items = []
+    offset = 0
+    while offset < len(buf):
+        if offset + 4 > len(buf):
+            raise ValueError("malformed BYTES tensor")
+        n = int.from_bytes(buf[offset:offset + 4], "little")
+        offset += 4
+        if offset + n > len(buf):
+            raise ValueError("malformed BYTES tensor")
+        items.append(bytes(buf[offset:offset + n]))
+        offset += n
+    return np.array(items, dtype=np.object_)
+
+
+class TritonError(Exception):
+    UNKNOWN = 0
+    INTERNAL = 1
+    NOT_FOUND = 2
+    INVALID_ARG = 3
+    UNAVAILABLE = 4
+    UNSUPPORTED = 5
+    ALREADY_EXISTS = 6
+    CANCELLED = 7
+
+    def __init__(self, message, code=1):
+        super().__init__(message)
+        self._message = message
+        self._code = code if code in range(0, 8) else TritonError.INTERNAL
+
+    def message(self):
+        return self._message
+
+    def code(self):
+        return self._code
+
+    def __str__(self):
+        return self._message
+
+
+class TritonModelException(Exception):
+    pass
+
+
+class Tensor:
+    def __init__(self, name, data, *args):
+        if not isinstance(name, str) or name == "":
+            raise TritonModelException("Tensor name cannot be an empty string.")
+        if not isinstance(data, np.ndarray):
+            raise TritonModelException("Tensor data must be a numpy array.")
+        if data.dtype.kind == "U":
+            raise TritonModelException("NumPy dtype is not supported.")
+        if _wire_name(data.dtype) is None and data.dtype.kind != "S":
+            raise TritonModelException("NumPy dtype is not supported.")
+        if not data.flags["C_CONTIGUOUS"]:
+            data = np.ascontiguousarray(data)
+        self._name = name
+        self._array = data
+
+    def name(self):
+        return self._name
+
+    def as_numpy(self):
+        return self._array
+
+    def shape(self):
+        return list(self._array.shape)
+
+    def triton_dtype(self):
+        return numpy_to_triton_type(self._array.dtype)
+
+    def is_cpu(self):
+        return True
+
+    def to_dlpack(self):
+        return self._array.__dlpack__()
+
+    @staticmethod
+    def from_dlpack(name, capsule):
+        return Tensor(name, np.from_dlpack(capsule))
+
+
+class InferenceResponse:
+    def __init__(self, output_tensors=None, error=None, parameters=None):
+        if output_tensors is None:
+            output_tensors = []
+        for t in output_tensors:
+            if not isinstance(t, Tensor):
+                raise TritonModelException(
+                    "Expected a list of 'Tensor' objects in the InferenceResponse, found type '"
+                    + type(t).__name__ + "'.")
+        if error is not None and not isinstance(error, TritonError):
+            error = TritonError(str(error))
+        self._outputs = list(output_tensors)
+        self._error = error
+        if parameters is None:
+            parameters = {}
+        self._parameters = parameters if isinstance(parameters, str) else json.dumps(parameters)
+
+    def output_tensors(self):
+        return self._outputs
+
+    def has_error(self):
+        return self._error is not None
+
+    def error(self):
+        return self._error
+
+    def parameters(self):
+        return self._parameters
+
+
+class InferenceResponseSender:
+    def __init__(self, index):
+        self._index = index
+        self._closed = False
+
+    def send(self, response=None, flags=0):
+        if self._closed:
+            raise TritonModelException("Unable to send response. Response sender has been closed.")
+        if response is not None and not isinstance(response, InferenceResponse):
+            raise TritonModelException("Expected an 'InferenceResponse' object, found type '"
+                                       + type(response).__name__ + "'.")
+        if response is None and not flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL:
+            raise TritonModelException(
+                "Inference Response object must be provided when the response flags is set to "
+                "zero.")
+        if flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL:
+            self._closed = True
+        _stub.send_response(self._index, response, flags)
+
+    def is_cancelled(self):
+        return False
+
+
+class InferenceRequest:
+    """A request handed to execute(), or one model.py makes to another model (BLS: exec())."""
+
+    def __init__(self, request_id="", correlation_id=0, inputs=None, requested_output_names=None,
+                 model_name="", model_version=-1, flags=0, timeout=0, preferred_memory=None,
+                 trace=None, parameters=None):
+        self._id = request_id
+        self._correlation_id = correlation_id
+        self._inputs = list(inputs or [])
+        self._requested = list(requested_output_names or [])
+        self._model_name = model_name
+        self._model_version = model_version
+        self._flags = flags
+        self._timeout = timeout
+        if parameters is None:
+            parameters = {}
+        self._parameters = parameters if isinstance(parameters, str) else json.dumps(parameters)
+        self._sender = None
+        self._index = -1
+
+    def inputs(self):
+        return self._inputs
+
+    def request_id(self):
+        return self._id
+
+    def correlation_id(self):
+        return self._correlation_id
+
+    def flags(self):
+        return self._flags
+
+    def timeout(self):
+        return self._timeout
+
+    def parameters(self):
+        return self._parameters
+
+    def requested_output_names(self):
+        return self._requested
+
+    def model_name(self):
+        return self._model_name
+
+    def is_cancelled(self):
+        return False
+
+    def get_response_sender(self):
+        if self._index < 0 or _stub is None or not _stub.decoupled:
+            raise TritonModelException(
+                "Unable to get the response sender: the model is not using the decoupled "
+                "transaction policy.")
+        if self._sender is None:
+            self._sender = InferenceResponseSender(self._index)
+        return self._sender
+
+    def exec(self, decoupled=False):
+        """BLS: runs this request on model `model_name` through the server; returns its
+        InferenceResponse (check has_error())."""
+        if decoupled:
+            raise TritonModelException("Decoupled BLS requests (exec(decoupled=True)) are not "
+                                       "supported by Nereid's Python backend yet.")
+        if _stub is None or _stub.execute_thread is None:
+            raise TritonModelException("BLS requests can only be made inside execute().")
+        return _stub.bls(self)
+
+    async def async_exec(self, decoupled=False):
+        return self.exec(decoupled)
+
+
+def get_input_tensor_by_name(inference_request, name):
+    for t in inference_request.inputs():
+        if t.name() == name:
+            return t
+    return None
+
+
+def get_output_tensor_by_name(inference_response, name):
+    for t in inference_response.output_tensors():
+        if t.name() == name:
+            return t
+    return None
+
+
+def get_input_config_by_name(model_config, name):
+    for cfg in model_config.get("input", []):
+        if cfg.get("name") == name:
+            return cfg
+    return None
+
+
+def get_output_config_by_name(model_config, name):
+    for cfg in model_config.get("output", []):
+        if cfg.get("name") == name:
+            return cfg
+    return None
+
+
+def using_decoupled_model_transaction_policy(model_config):
+    return bool(model_config.get("model_transaction_policy", {}).get("decoupled", False))
+
+
+class Logger:
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+    VERBOSE = 3
+
+    @staticmethod
+    def log(message, level=0):
+        if _stub is not None:
+            _stub.log(level, str(message))
+
+    @staticmethod
+    def log_info(message):
+        Logger.log(message, Logger.INFO)
+
+    @staticmethod
+    def log_warn(message):
+        Logger.log(message, Logger.WARNING)
+
+    @staticmethod
+    def log_error(message):
+        Logger.log(message, Logger.ERROR)
+
+    @staticmethod
+    def log_verbose(message):
+        Logger.log(message, Logger.VERBOSE)
+
+
+class ModelConfig:
+    """The configuration handed to TritonPythonModel.auto_complete_config: only max_batch_size,
+    the scheduler, inputs, outputs and the transaction policy may change. Errors are ValueError
+    with Triton's texts."""
+
+    def __init__(self, model_config):
+        self._model_config = json.loads(model_config) if isinstance(model_config, str) \
+            else model_config
+        self._model_config.setdefault("input", [])
+        self._model_config.setdefault("output", [])
+        self._model_config.setdefault("max_batch_size", 0)
+
+    def _name(self):
+        return self._model_config.get("name", "")
+
+    def as_dict(self):
+        return self._model_config
+
+    def set_max_batch_size(self, max_batch_size):
+        configured = self._model_config["max_batch_size"]
+        if configured > max_batch_size:
+            raise ValueError(f"configuration specified max_batch_size {configured}, but in "
+                             f"auto-complete-config function for model '{self._name()}' "
+                             f"specified max_batch_size {max_batch_size}")
+        self._model_config["max_batch_size"] = max_batch_size
+
+    def set_dynamic_batching(self):
+        for scheduler in ("sequence_batching", "ensemble_scheduling"):
+            if scheduler in self._model_config:
+                raise ValueError(f"Configuration specified scheduling_choice as '{scheduler}', "
+                                 f"but auto-complete-config function for model '{self._name()}' "
+                                 "tries to set scheduling_choice as 'dynamic_batching'")
+        self._model_config.setdefault("dynamic_batching", {})
+
+    def _add_tensor(self, kind, tensor, valid):
+        where = f"in auto-complete-config function for model '{self._name()}'"
+        for key in tensor:
+            if key not in valid:
+                allowed = ", ".join(f"'{v}'" for v in valid[:-1]) + f" and '{valid[-1]}'"
+                raise ValueError(f"{kind} '{tensor.get('name', '')}' {where} contains property "
+                                 f"other than {allowed}.")
+        if "name" not in tensor:
+            raise ValueError(f"{kind} {where} is missing 'name' property.")
+        for key in ("data_type", "dims"):
+            if key not in tensor:
+                raise ValueError(f"{kind} '{tensor['name']}' {where} is missing '{key}' property.")
+        for current in self._model_config[kind]:
+            if current.get("name") != tensor["name"]:
+                continue
+            current_type = current.get("data_type", "TYPE_INVALID")
+            if current_type != "TYPE_INVALID" and current_type != tensor["data_type"]:
+                raise ValueError(f"unable to load model '{self._name()}', configuration expects "
+                                 f"datatype {current_type} for {kind} '{tensor['name']}', model "
+                                 f"provides {tensor['data_type']}")
+            if current.get("dims") and list(map(int, current["dims"])) != list(tensor["dims"]):
+                raise ValueError(f"model '{self._name()}', tensor '{tensor['name']}': the model "
+                                 f"expects dims {tensor['dims']} but the model configuration "
+                                 f"specifies dims {current['dims']}")
+            if "optional" in current and "optional" in tensor and \
+                    current["optional"] != tensor["optional"]:
+                raise ValueError(f"model '{self._name()}', tensor '{tensor['name']}': the model "
+                                 f"expects optional {tensor['optional']} but the model "
+                                 f"configuration specifies optional {current['optional']}")
+            current.update(tensor)
+            return
+        self._model_config[kind].append(dict(tensor))
+
+    def add_input(self, input):
+        self._add_tensor("input", input, ["name", "data_type", "dims", "optional"])
+
+    def add_output(self, output):
+        self._add_tensor("output", output, ["name", "data_type", "dims"])
+
+    def set_model_transaction_policy(self, transaction_policy_dict):
+        for key in transaction_policy_dict:
+            if key != "decoupled":
+                raise ValueError("model transaction property in auto-complete-config function "
+                                 f"for model '{self._name()}' contains property other than "
+                                 "'decoupled'.")
+        policy = self._model_config.setdefault("model_transaction_policy", {})
+        if "decoupled" in transaction_policy_dict:
+            new = transaction_policy_dict["decoupled"]
+            if "decoupled" in policy and policy["decoupled"] != new:
+                raise ValueError("trying to change decoupled property in auto-complete-config "
+                                 f"for model '{self._name()}', which is already set to "
+                                 f"'{policy['decoupled']}'.")
+            policy["decoupled"] = new

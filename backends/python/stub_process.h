@@ -1,0 +1,74 @@
+// One stub process (Debian's python3 running resources/nereid_python_stub.py) and the socket to
+// it. Not thread-safe: its instance uses it from one Execute at a time (the decoupled sender
+// threads live in the stub, not here).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nereid/status.h"
+#include "python/stub_protocol.h"
+
+namespace nereid::backends::python {
+
+struct StubCommand {
+  std::string python;      // "/usr/bin/python3"
+  std::string script;      // <resources>/nereid_python_stub.py
+  std::string resources;   // prepended to PYTHONPATH (triton_python_backend_utils)
+  std::string model_file;  // <model_dir>/<version>/model.py
+};
+
+// A received frame: JSON part and payload.
+struct Frame {
+  std::string json;
+  std::vector<char> payload;
+};
+
+class StubProcess {
+ public:
+  ~StubProcess();  // kills a stub still running
+
+  // Starts the stub. Errors are INTERNAL.
+  static StatusOr<std::unique_ptr<StubProcess>> Start(const StubCommand& command);
+
+  // Writes one frame: `json`, then every chunk (the payload) without copying it.
+  Status Write(std::string_view json, std::span<const std::span<const char>> chunks);
+  // Reads one frame; `deadline` bounds the wait (time_point::max(): none). A closed socket, a
+  // timeout or a malformed header is an error (the stub is then to be considered dead).
+  StatusOr<Frame> Read(std::chrono::steady_clock::time_point deadline);
+  // Reads `out.size()` bytes (a frame's payload, straight into its destination).
+  Status ReadExact(std::span<char> out, std::chrono::steady_clock::time_point deadline);
+  // Reads and drops `n` bytes.
+  Status Skip(uint64_t n, std::chrono::steady_clock::time_point deadline);
+  // The JSON part of a frame; the payload (`sizes->payload_size` bytes) is left on the socket.
+  StatusOr<std::string> ReadHeader(FrameSizes* sizes,
+                                   std::chrono::steady_clock::time_point deadline);
+
+  // SIGKILLs and reaps the process (idempotent).
+  void Kill();
+  // Waits up to `timeout` for the process to exit by itself, then kills it.
+  void WaitOrKill(std::chrono::milliseconds timeout);
+  pid_t pid() const { return pid_; }
+
+ private:
+  static constexpr size_t kReadBufferSize = 64 * 1024;
+
+  StubProcess(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+  // Reads what the socket has (at least one byte) into the read buffer.
+  Status Fill(std::chrono::steady_clock::time_point deadline);
+
+  pid_t pid_;
+  int fd_;
+  // Bytes received but not consumed yet: [rbegin_, rend_) of rbuf_. Small frames arrive whole
+  // in one recv.
+  std::vector<char> rbuf_;
+  size_t rbegin_ = 0;
+  size_t rend_ = 0;
+};
+
+}  // namespace nereid::backends::python

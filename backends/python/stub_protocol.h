@@ -1,0 +1,107 @@
+// The framing and messages between libnereid_python.so and its stub processes
+// (resources/nereid_python_stub.py). Pure: no I/O, unit-tested and fuzzed (the stub runs user
+// code, so what it sends is untrusted).
+//
+// A frame is a 12-byte little-endian header (u32 JSON size, u64 payload size), a JSON object and
+// the payload: tensor bytes that the JSON's tensor descriptors address by offset and size.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nereid/backend_api.h"
+#include "nereid/status.h"
+
+namespace nereid::backends::python {
+
+inline constexpr size_t kFrameHeaderSize = 12;
+inline constexpr uint32_t kMaxFrameJsonSize = 64u << 20;
+
+struct FrameSizes {
+  uint32_t json_size = 0;
+  uint64_t payload_size = 0;
+};
+
+std::array<char, kFrameHeaderSize> EncodeFrameHeader(FrameSizes sizes);
+// Refuses a JSON part over kMaxFrameJsonSize.
+StatusOr<FrameSizes> DecodeFrameHeader(std::span<const char, kFrameHeaderSize> bytes);
+
+// A tensor in a frame's payload.
+struct TensorDesc {
+  std::string name;
+  DataType data_type = DataType::kInvalid;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// An error a response carries (pb_utils.TritonError: message and code 0..7).
+struct StubError {
+  std::string message;
+  int code = 1;  // TritonError.INTERNAL
+};
+
+struct StubResponse {
+  bool has_error = false;
+  StubError error;
+  std::vector<TensorDesc> outputs;
+};
+
+// What the stub sent. `op` is one of: "ok" (initialize / finalize done), "error" (`message`;
+// `exception` when user code raised), "log" (`level`, `message`), "result" (`responses`, one per
+// request), "send" (a decoupled response for request `request` with `flags`, outputs or an error),
+// "done" (a decoupled execute returned), "bls" (see below), "config" (`config`:
+// auto_complete_config's result).
+struct StubMessage {
+  std::string op;
+  std::string message;
+  std::string config;  // "config": the completed model configuration (auto_complete_config)
+  bool exception = false;
+  int level = 0;
+  int64_t request = 0;
+  uint32_t flags = 0;
+  std::vector<StubResponse> responses;
+  StubResponse response;  // "send"
+  // "bls": an inference model.py asks for (InferenceRequest.exec()), inputs in the payload.
+  std::string model_name;
+  int64_t model_version = -1;
+  std::string request_id;
+  std::vector<std::string> requested_outputs;
+  std::vector<TensorDesc> inputs;
+};
+
+// Parses and checks one message: every tensor lies inside a payload of `payload_size` bytes, has
+// a known datatype, non-negative dimensions and (fixed-size types) exactly the bytes its shape
+// needs.
+StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_size);
+
+// The Triton error code of pb_utils.TritonError `code` (unknown codes become INTERNAL).
+StatusCode StubErrorCode(int code);
+
+// One request of an execute message.
+struct RequestHeader {
+  std::string id;
+  uint64_t correlation_id = 0;
+  std::string correlation_id_str;  // a string sequence id (correlation_id() returns it)
+  uint32_t flags = 0;
+  std::string parameters_json = "{}";
+  std::vector<std::string> requested_outputs;
+  std::vector<backend::TensorRef> inputs;  // their bytes follow in the payload, in this order
+};
+
+// The Triton error code (pb_utils.TritonError) of `code`.
+int TritonErrorCodeOf(StatusCode code);
+
+// The JSON part of the answer to a "bls" message: the error, or the outputs (their bytes follow
+// in the payload, in this order).
+std::string EncodeBlsResult(const Status& error, std::span<const backend::InferTensor> outputs);
+
+// The JSON part of an execute frame; the payload is the inputs' bytes, concatenated in order.
+std::string EncodeExecute(std::string_view instance_name, std::string_view model_name,
+                          std::span<const RequestHeader> requests);
+
+}  // namespace nereid::backends::python

@@ -1,0 +1,60 @@
+#include "core/model/request_info.h"
+
+#include <gtest/gtest.h>
+
+namespace nereid {
+namespace {
+
+InferenceRequest Request(std::string id, int64_t rows) {
+  InferenceRequest r;
+  r.id = std::move(id);
+  InferInput in;
+  in.name = "INPUT0";
+  in.shape = {rows, 4};
+  r.inputs.push_back(in);
+  return r;
+}
+
+TEST(RequestInfo, RowsIdsAndSequenceFlags) {
+  ModelInfo model;
+  model.max_batch_size = 8;
+  InferenceRequest a = Request("a", 2);
+  InferenceRequest b = Request("b", 3);
+  b.parameters.Set("sequence_id", int64_t{42});
+  b.parameters.Set("sequence_start", true);
+  b.parameters.Set("sequence_end", true);
+  InferenceRequest c = Request("c", 1);
+  c.parameters.Set("sequence_id", std::string("corr"));
+  const InferenceRequest* items[] = {&a, &b, &c};
+  std::vector<backend::RequestInfo> infos = MakeRequestInfos(model, items);
+  ASSERT_EQ(infos.size(), 3u);
+  EXPECT_EQ(infos[0].id, "a");
+  EXPECT_EQ(infos[0].batch_size, 2);
+  EXPECT_EQ(infos[1].batch_size, 3);
+  EXPECT_EQ(infos[1].correlation_id, 42u);
+  EXPECT_EQ(infos[1].flags, 3u);
+  EXPECT_EQ(infos[1].parameters_json, "{}");  // only reserved parameters
+  EXPECT_EQ(infos[2].correlation_id_str, "corr");
+  EXPECT_EQ(infos[2].flags, 0u);
+}
+
+TEST(RequestInfo, NonBatchingModelsHaveNoRows) {
+  ModelInfo model;
+  InferenceRequest a = Request("a", 2);
+  const InferenceRequest* items[] = {&a};
+  EXPECT_EQ(MakeRequestInfos(model, items)[0].batch_size, 0);
+}
+
+TEST(RequestInfo, ParametersAsJson) {
+  Parameters p;
+  p.Set("s", std::string("q\"\\\n\x01"));
+  p.Set("i", int64_t{-3});
+  p.Set("u", uint64_t{7});
+  p.Set("b", false);
+  p.Set("d", 0.5);
+  p.Set("priority", int64_t{1});
+  EXPECT_EQ(RequestParametersJson(p), R"({"s":"q\"\\\n\u0001","i":-3,"u":7,"b":false,"d":0.5})");
+}
+
+}  // namespace
+}  // namespace nereid

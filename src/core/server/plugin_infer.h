@@ -1,0 +1,33 @@
+// The InferFunction every backend plugin gets (backend_api.h, BackendOptions::infer): Triton's
+// BLS, a model calling another model through the server. Plugins are created before the server
+// exists, so the function goes through this gate, which the server attaches to once built and
+// detaches from before its models are destroyed; calls outside that window get UNAVAILABLE.
+//
+// Thread-safety: all members may be called from any thread.
+#pragma once
+
+#include <memory>
+
+#include "common/thread_annotations.h"
+#include "nereid/backend_api.h"
+
+namespace nereid {
+
+class InferenceServer;
+
+class PluginInferGate : public std::enable_shared_from_this<PluginInferGate> {
+ public:
+  void Attach(InferenceServer* server);
+  // Waits for calls being submitted; later calls get UNAVAILABLE.
+  void Detach();
+  // Holds the gate alive.
+  backend::InferFunction Function();
+
+ private:
+  void Call(const backend::InferCall& call, backend::InferDone done);
+
+  Mutex mu_;
+  InferenceServer* server_ GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace nereid

@@ -1,0 +1,308 @@
+"""Python-backend models (backend: "python") that tests/client/test_client_python_backend.py
+writes into a temporary repository: config.pbtxt + 1/model.py each."""
+
+import textwrap
+
+
+def io(name, dtype, dims):
+    return f'{{ name: "{name}" data_type: {dtype} dims: [ {", ".join(map(str, dims))} ] }}'
+
+
+def config(name, inputs, outputs, max_batch_size=0, extra=""):
+    return (f'name: "{name}"\nbackend: "python"\nmax_batch_size: {max_batch_size}\n'
+            f'input [ {", ".join(inputs)} ]\noutput [ {", ".join(outputs)} ]\n{extra}\n')
+
+
+ADD_SUB = '''
+import json
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.config = json.loads(args["model_config"])
+        out = pb_utils.get_output_config_by_name(self.config, "OUTPUT0")
+        self.out_dtype = pb_utils.triton_string_to_numpy(out["data_type"])
+        pb_utils.Logger.log_info("add_sub_py initialized")
+
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            a = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
+            b = pb_utils.get_input_tensor_by_name(request, "INPUT1").as_numpy()
+            out0 = pb_utils.Tensor("OUTPUT0", (a + b).astype(self.out_dtype))
+            out1 = pb_utils.Tensor("OUTPUT1", (a - b).astype(self.out_dtype))
+            responses.append(pb_utils.InferenceResponse(output_tensors=[out0, out1]))
+        return responses
+
+    def finalize(self):
+        pb_utils.Logger.log_info("add_sub_py finalized")
+'''
+
+# Echoes what initialize() and the request accessors saw, as a JSON BYTES output.
+INTROSPECT = '''
+import json
+import os
+import time
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.args = args
+
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            text = pb_utils.get_input_tensor_by_name(request, "TEXT").as_numpy()
+            if text.size == 1 and text[0] == b"slow":
+                time.sleep(0.05)
+            info = {"args": self.args, "pid": os.getpid(), "n": len(requests),
+                    "request_id": request.request_id(),
+                    "requested": request.requested_output_names(),
+                    "input_types": [type(x).__name__ for x in text.reshape(-1)],
+                    "is_cancelled": request.is_cancelled(), "flags": request.flags(),
+                    "numpy_to_triton": pb_utils.numpy_to_triton_type(np.float32),
+                    "triton_to_numpy": str(pb_utils.triton_string_to_numpy("TYPE_INT64"))}
+            upper = np.array([x.upper() for x in text.reshape(-1)], dtype=np.object_)
+            responses.append(pb_utils.InferenceResponse(output_tensors=[
+                pb_utils.Tensor("UPPER", upper.reshape(text.shape)),
+                pb_utils.Tensor("INFO", np.array([json.dumps(info).encode()], dtype=np.object_))]))
+        return responses
+'''
+
+# Fails on demand: MODE selects what execute() does wrong.
+FAULTY = '''
+import os
+import time
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        mode = int(pb_utils.get_input_tensor_by_name(requests[0], "MODE").as_numpy()[0])
+        out = pb_utils.Tensor("OUT", np.array([os.getpid()], dtype=np.int64))
+        if mode == 1:
+            raise ValueError("mode one is not allowed")
+        if mode == 2:
+            return None
+        if mode == 3:
+            return [pb_utils.InferenceResponse([out])] * 2
+        if mode == 4:
+            return ["not a response"]
+        if mode == 5:
+            return [pb_utils.InferenceResponse(
+                [pb_utils.Tensor("OUT", np.array([1.5], dtype=np.float32))])]
+        if mode == 6:
+            return [pb_utils.InferenceResponse(
+                [pb_utils.Tensor("NOPE", np.array([1], dtype=np.int64))])]
+        if mode == 7:
+            return [pb_utils.InferenceResponse(error=pb_utils.TritonError(
+                "bad mode seven", pb_utils.TritonError.INVALID_ARG))]
+        if mode == 8:
+            os._exit(3)
+        if mode == 9:
+            while True:
+                time.sleep(0.05)
+        if mode == 10:
+            big = np.zeros([64 * 1024 * 1024 // 8], dtype=np.int64)
+            big[-1] = 7
+            return [pb_utils.InferenceResponse([pb_utils.Tensor("OUT", big)])]
+        return [pb_utils.InferenceResponse([out])]
+'''
+
+# Reports how execute() saw a dynamically batched execution: one row per request.
+BATCH = """
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "X").as_numpy()
+            rows = x.shape[0]
+            responses.append(pb_utils.InferenceResponse([
+                pb_utils.Tensor("DOUBLE", x * 2),
+                pb_utils.Tensor("COUNT", np.full((rows, 1), len(requests), dtype=np.int32)),
+                pb_utils.Tensor("META", np.array(
+                    [[(request.request_id() + "|" + request.parameters()).encode()]] * rows,
+                    dtype=np.object_))]))
+        return responses
+"""
+
+AUTOCOMPLETE = """
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(auto_complete_model_config):
+        auto_complete_model_config.add_input({"name": "IN", "data_type": "TYPE_INT32",
+                                              "dims": [4]})
+        auto_complete_model_config.add_output({"name": "OUT", "data_type": "TYPE_INT32",
+                                               "dims": [4]})
+        auto_complete_model_config.set_max_batch_size(4)
+        auto_complete_model_config.set_dynamic_batching()
+        return auto_complete_model_config
+
+    def execute(self, requests):
+        return [pb_utils.InferenceResponse([pb_utils.Tensor(
+            "OUT", pb_utils.get_input_tensor_by_name(r, "IN").as_numpy() * 3)])
+            for r in requests]
+"""
+
+AUTOCOMPLETE_NONE = """
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(auto_complete_model_config):
+        return None
+
+    def execute(self, requests):
+        return []
+"""
+
+AUTOCOMPLETE_CONFLICT = """
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(config):
+        config.add_input({"name": "X", "data_type": "TYPE_INT32", "dims": [1]})
+        return config
+
+    def execute(self, requests):
+        return []
+"""
+
+AUTOCOMPLETE_DECOUPLED = """
+class TritonPythonModel:
+    @staticmethod
+    def auto_complete_config(config):
+        config.set_model_transaction_policy({"decoupled": True})
+        return config
+
+    def execute(self, requests):
+        return None
+"""
+
+# BLS: calls add_sub_py (or MODEL) through the server; MODE 1 awaits async_exec in async execute.
+BLS = """
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    async def execute(self, requests):
+        responses = []
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "X").as_numpy()
+            model = pb_utils.get_input_tensor_by_name(request, "MODEL").as_numpy()[0].decode()
+            call = pb_utils.InferenceRequest(
+                model_name=model, requested_output_names=["OUTPUT0"],
+                inputs=[pb_utils.Tensor("INPUT0", x.reshape(1, 4)),
+                        pb_utils.Tensor("INPUT1", np.ones((1, 4), dtype=np.float32))])
+            result = await call.async_exec() if x[0] < 0 else call.exec()
+            if result.has_error():
+                responses.append(pb_utils.InferenceResponse(error=pb_utils.TritonError(
+                    "BLS failed: " + result.error().message(), result.error().code())))
+                continue
+            out = pb_utils.get_output_tensor_by_name(result, "OUTPUT0").as_numpy()
+            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("Y", out.reshape(4))]))
+        return responses
+"""
+
+INIT_RAISES = '''
+class TritonPythonModel:
+    def initialize(self, args):
+        lorem_ipsum
+'''
+
+SYNTAX_ERROR = '''
+class TritonPythonModel:
+    def initialize(self, args)
+        pass
+'''
+
+NO_CLASS = '''
+class SomethingElse:
+    pass
+'''
+
+DECOUPLED = '''
+import threading
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:
+            n = int(pb_utils.get_input_tensor_by_name(request, "IN").as_numpy()[0])
+            sender = request.get_response_sender()
+            if n < 0:
+                sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError("negative")),
+                            flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+                continue
+
+            def run(sender=sender, n=n):
+                for i in range(n):
+                    sender.send(pb_utils.InferenceResponse(
+                        [pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))]))
+                sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+            threading.Thread(target=run).start()
+        return None
+'''
+
+
+def write_all(root):
+    models = {
+        "add_sub_py": (config("add_sub_py", [io("INPUT0", "TYPE_FP32", [4]),
+                                             io("INPUT1", "TYPE_FP32", [4])],
+                              [io("OUTPUT0", "TYPE_FP32", [4]), io("OUTPUT1", "TYPE_FP32", [4])],
+                              max_batch_size=8,
+                              extra="dynamic_batching { max_queue_delay_microseconds: 20000 }"),
+                       ADD_SUB),
+        "batch_py": (config("batch_py", [io("X", "TYPE_INT32", [1])],
+                            [io("DOUBLE", "TYPE_INT32", [1]), io("COUNT", "TYPE_INT32", [1]),
+                             io("META", "TYPE_STRING", [1])], max_batch_size=8,
+                            extra="dynamic_batching { max_queue_delay_microseconds: 50000 }"),
+                     BATCH),
+        "introspect_py": (config("introspect_py", [io("TEXT", "TYPE_STRING", [-1])],
+                                 [io("UPPER", "TYPE_STRING", [-1]), io("INFO", "TYPE_STRING", [1])],
+                                 extra="instance_group [ { count: 2 kind: KIND_CPU } ]"),
+                          INTROSPECT),
+        "faulty_py": (config("faulty_py", [io("MODE", "TYPE_INT32", [1])],
+                             [io("OUT", "TYPE_INT64", [-1])]), FAULTY),
+        "init_raises_py": (config("init_raises_py", [io("X", "TYPE_INT32", [1])],
+                                  [io("Y", "TYPE_INT32", [1])]), INIT_RAISES),
+        "syntax_error_py": (config("syntax_error_py", [io("X", "TYPE_INT32", [1])],
+                                   [io("Y", "TYPE_INT32", [1])]), SYNTAX_ERROR),
+        "no_class_py": (config("no_class_py", [io("X", "TYPE_INT32", [1])],
+                               [io("Y", "TYPE_INT32", [1])]), NO_CLASS),
+        "decoupled_py": (config("decoupled_py", [io("IN", "TYPE_INT32", [1])],
+                                [io("OUT", "TYPE_INT32", [1])],
+                                extra="model_transaction_policy { decoupled: true }"), DECOUPLED),
+    }
+    bare = 'backend: "python"\n'
+    models["autocomplete_py"] = (bare, AUTOCOMPLETE)
+    models["autocomplete_none_py"] = (bare, AUTOCOMPLETE_NONE)
+    models["autocomplete_conflict_py"] = (
+        config("autocomplete_conflict_py", [io("X", "TYPE_FP32", [1])],
+               [io("Y", "TYPE_FP32", [1])]), AUTOCOMPLETE_CONFLICT)
+    models["autocomplete_decoupled_py"] = (
+        config("autocomplete_decoupled_py", [io("IN", "TYPE_INT32", [1])],
+               [io("OUT", "TYPE_INT32", [1])]), AUTOCOMPLETE_DECOUPLED)
+    models["bls_py"] = (config("bls_py", [io("X", "TYPE_FP32", [4]), io("MODEL", "TYPE_STRING", [1])],
+                               [io("Y", "TYPE_FP32", [4])]), BLS)
+    for name, (cfg, code) in models.items():
+        (root / name / "1").mkdir(parents=True)
+        (root / name / "config.pbtxt").write_text(cfg)
+        (root / name / "1" / "model.py").write_text(textwrap.dedent(code))
+    # A stub binary in a model folder must never run (REFERENCE-2 §10.3).
+    stub = root / "add_sub_py" / "triton_python_backend_stub"
+    stub.write_text("#!/bin/sh\ntouch \"$(dirname \"$0\")/stub_ran\"\n")
+    stub.chmod(0o755)

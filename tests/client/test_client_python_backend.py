@@ -1,0 +1,375 @@
+"""The Python backend (issue 18, REFERENCE-2 §10) through Triton's own client: the model.py
+contract (initialize args, execute over lists of requests, BYTES as object arrays of bytes,
+pb_utils helpers), dynamic batching, several instances (one stub process each), failures
+(initialize errors, execute exceptions, wrong returns, a stub that exits or hangs is restarted)
+and decoupled models through the response sender."""
+
+import asyncio
+import json
+import queue
+import time
+
+import numpy as np
+import pytest
+
+from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
+                            grpcclient, httpclient)
+import python_models
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("python_backend")
+    python_models.write_all(root)
+    s = GrpcServer([str(root)], ["--exit-on-error=false", "--strict-readiness=false",
+                                 "--backend-config=python,stub-timeout-seconds=3"],
+                   name="client-python").start()
+    s.root = root
+    yield s
+    assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def module_of(name):
+    return httpclient if name == "http" else grpcclient
+
+
+def add_sub_inputs(module, a, b):
+    inputs = [module.InferInput("INPUT0", list(a.shape), "FP32"),
+              module.InferInput("INPUT1", list(b.shape), "FP32")]
+    inputs[0].set_data_from_numpy(a)
+    inputs[1].set_data_from_numpy(b)
+    return inputs
+
+
+def test_add_sub_over_http_and_grpc(server):
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    b = np.full((2, 4), 0.5, dtype=np.float32)
+    for name, c in clients(server):
+        assert c.is_model_ready("add_sub_py")
+        result = c.infer("add_sub_py", add_sub_inputs(module_of(name), a, b))
+        np.testing.assert_array_equal(result.as_numpy("OUTPUT0"), a + b)
+        np.testing.assert_array_equal(result.as_numpy("OUTPUT1"), a - b)
+    assert "add_sub_py initialized" in server.stderr()
+
+
+def test_add_sub_aio(server):
+    a = np.ones((1, 4), dtype=np.float32)
+    b = np.arange(4, dtype=np.float32).reshape(1, 4)
+
+    async def run():
+        for name, c in aio_clients(server):
+            try:
+                result = await c.infer("add_sub_py", add_sub_inputs(module_of(name), a, b))
+                np.testing.assert_array_equal(result.as_numpy("OUTPUT1"), a - b)
+            finally:
+                await c.close()
+    asyncio.run(run())
+
+
+def test_dynamic_batching_delivers_the_gathered_batch(server):
+    c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}", concurrency=8)
+    a = [np.full((1, 4), i, dtype=np.float32) for i in range(8)]
+    pending = [c.async_infer("add_sub_py", add_sub_inputs(httpclient, x, x)) for x in a]
+    for x, p in zip(a, pending):
+        np.testing.assert_array_equal(p.get_result().as_numpy("OUTPUT0"), x + x)
+    stats = c.get_inference_statistics("add_sub_py")["model_stats"][0]
+    assert stats["inference_count"] >= 8
+    assert stats["execution_count"] < stats["inference_count"], stats  # batches were formed
+
+
+def test_execute_gets_one_request_per_client_request(server):
+    c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}", concurrency=6)
+    pending = []
+    for i in range(6):
+        t = httpclient.InferInput("X", [1, 1], "INT32")
+        t.set_data_from_numpy(np.array([[i]], dtype=np.int32))
+        pending.append(c.async_infer("batch_py", [t], request_id=f"id{i}",
+                                     parameters={"k": f"v{i}", "n": i}))
+    counts = []
+    for i, p in enumerate(pending):
+        r = p.get_result()
+        assert r.as_numpy("DOUBLE")[0][0] == 2 * i
+        request_id, params = r.as_numpy("META")[0][0].decode().split("|", 1)
+        assert request_id == f"id{i}" and json.loads(params) == {"k": f"v{i}", "n": i}
+        counts.append(int(r.as_numpy("COUNT")[0][0]))
+    assert max(counts) > 1, counts  # a batch reached execute() as a list of requests
+    g = grpcclient.InferenceServerClient(server.target())
+    t = grpcclient.InferInput("X", [2, 1], "INT32")
+    t.set_data_from_numpy(np.array([[3], [4]], dtype=np.int32))
+    r = g.infer("batch_py", [t], request_id="two-rows")
+    assert r.as_numpy("DOUBLE").tolist() == [[6], [8]]
+    assert r.as_numpy("META")[1][0].decode() == "two-rows|{}"
+
+
+def introspect(c, module, texts, request_id="", outputs=None):
+    t = module.InferInput("TEXT", [len(texts)], "BYTES")
+    t.set_data_from_numpy(np.array(texts, dtype=np.object_))
+    requested = None if outputs is None else [module.InferRequestedOutput(o) for o in outputs]
+    result = c.infer("introspect_py", [t], request_id=request_id, outputs=requested)
+    info = json.loads(result.as_numpy("INFO")[0]) if outputs is None or "INFO" in outputs else None
+    return result, info
+
+
+def test_initialize_args_and_request_accessors(server):
+    for name, c in clients(server):
+        result, info = introspect(c, module_of(name), [b"ab", b"c\x00d"], request_id="r-7")
+        assert list(result.as_numpy("UPPER")) == [b"AB", b"C\x00D"]
+        args = info["args"]
+        assert sorted(args) == sorted(["model_config", "model_instance_kind",
+                                       "model_instance_name", "model_instance_device_id",
+                                       "model_repository", "model_version", "model_name"])
+        assert args["model_instance_kind"] == "CPU"
+        assert args["model_instance_name"] in ("introspect_py_0_0", "introspect_py_0_1")
+        assert args["model_instance_device_id"] == "0"
+        assert args["model_repository"] == str(server.root / "introspect_py")
+        assert args["model_version"] == "1" and args["model_name"] == "introspect_py"
+        assert json.loads(args["model_config"])["name"] == "introspect_py"
+        assert info["input_types"] == ["bytes", "bytes"]
+        assert info["requested"] == ["UPPER", "INFO"]
+        assert info["numpy_to_triton"] == 11 and "int64" in info["triton_to_numpy"]
+        assert info["is_cancelled"] is False and info["flags"] == 0
+
+
+def test_requested_output_names(server):
+    for name, c in clients(server):
+        result, _ = introspect(c, module_of(name), [b"x"], outputs=["UPPER"])
+        assert list(result.as_numpy("UPPER")) == [b"X"]
+        assert result.as_numpy("INFO") is None
+
+
+def test_instance_group_count_gives_that_many_processes(server):
+    c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}", concurrency=4)
+    pids = set()
+    for _ in range(6):
+        pending = []
+        for _ in range(4):
+            t = httpclient.InferInput("TEXT", [1], "BYTES")
+            t.set_data_from_numpy(np.array([b"slow"], dtype=np.object_))
+            pending.append(c.async_infer("introspect_py", [t]))
+        for p in pending:
+            pids.add(json.loads(p.get_result().as_numpy("INFO")[0])["pid"])
+    assert len(pids) == 2, pids
+
+
+def faulty(c, module, mode):
+    t = module.InferInput("MODE", [1], "INT32")
+    t.set_data_from_numpy(np.array([mode], dtype=np.int32))
+    return c.infer("faulty_py", [t])
+
+
+def faulty_error(c, module, mode):
+    with pytest.raises(InferenceServerException) as e:
+        faulty(c, module, mode)
+    return e.value.message()
+
+
+def test_execute_errors_fail_the_request_and_the_instance_lives(server):
+    for name, c in clients(server):
+        m = module_of(name)
+        pid = faulty(c, m, 0).as_numpy("OUT")[0]
+        msg = faulty_error(c, m, 1)
+        assert msg.startswith("Failed to process the request(s) for model 'faulty_py_0', "
+                              "message: ValueError: mode one is not allowed"), msg
+        assert "model.py(13): execute" in msg and "nereid_python_stub" not in msg, msg
+        assert "Expected a list in the execute return, found type 'NoneType'." in \
+            faulty_error(c, m, 2)
+        assert ("Number of InferenceResponse objects do not match the number of "
+                "InferenceRequest objects. InferenceRequest(s) size is:1, and "
+                "InferenceResponse(s) size is:2") in faulty_error(c, m, 3)
+        assert ("Expected an 'InferenceResponse' object in the execute function return list, "
+                "found type 'str'.") in faulty_error(c, m, 4)
+        assert "of type FP32, configuration says INT64" in faulty_error(c, m, 5)
+        assert "did not produce output 'OUT'" in faulty_error(c, m, 6)
+        assert faulty_error(c, m, 7) == "bad mode seven"
+        assert faulty(c, m, 0).as_numpy("OUT")[0] == pid  # same stub process throughout
+
+
+def test_triton_error_code_reaches_the_client(server):
+    c = grpcclient.InferenceServerClient(server.target())
+    with pytest.raises(InferenceServerException) as e:
+        faulty(c, grpcclient, 7)
+    assert e.value.status() == "StatusCode.INVALID_ARGUMENT"
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    with pytest.raises(InferenceServerException) as e:
+        faulty(h, httpclient, 7)
+    assert e.value.status() == "400"
+
+
+def test_huge_output(server):
+    for name, c in clients(server):
+        if name == "grpc":
+            continue  # 64 MiB is over the gRPC client's default message limit
+        out = faulty(c, module_of(name), 10).as_numpy("OUT")
+        assert out.shape == (8 * 1024 * 1024,) and out[-1] == 7 and out[0] == 0
+
+
+@pytest.mark.parametrize("mode,reason", [(8, "exited"), (9, "timed out")])
+def test_dead_or_hung_stub_fails_the_request_and_is_restarted(server, mode, reason):
+    for name, c in clients(server):
+        m = module_of(name)
+        before = faulty(c, m, 0).as_numpy("OUT")[0]
+        start = time.monotonic()
+        assert faulty_error(c, m, mode) == (
+            "Failed to process the request(s) for model instance 'faulty_py_0', message: "
+            "Stub process is not healthy.")
+        assert time.monotonic() - start < 15
+        after = faulty(c, m, 0).as_numpy("OUT")[0]  # served by a new stub
+        assert after != before
+        assert c.is_model_ready("faulty_py")
+    assert f"stub of 'faulty_py_0' (pid {before}) stub process {reason}" in server.stderr() \
+        or reason in server.stderr()
+
+
+def test_stub_killed_from_outside_is_restarted(server):
+    import os
+    import signal
+    c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    pid = int(faulty(c, httpclient, 0).as_numpy("OUT")[0])
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    assert faulty_error(c, httpclient, 0).endswith("Stub process is not healthy.")
+    assert int(faulty(c, httpclient, 0).as_numpy("OUT")[0]) != pid
+
+
+def test_initialize_failures_make_the_model_unavailable_with_the_python_error(server):
+    for name, c in clients(server):
+        assert not c.is_model_ready("init_raises_py")
+        index = c.get_model_repository_index()
+        rows = index if name == "http" else [
+            {"name": m.name, "state": m.state, "reason": m.reason} for m in index.models]
+        reasons = {r["name"]: r for r in rows}
+        assert reasons["init_raises_py"]["state"] == "UNAVAILABLE"
+        assert "NameError: name 'lorem_ipsum' is not defined" in reasons["init_raises_py"]["reason"]
+        assert "model.py(4): initialize" in reasons["init_raises_py"]["reason"]
+        assert "SyntaxError" in reasons["syntax_error_py"]["reason"]
+        assert "TritonPythonModel" in reasons["no_class_py"]["reason"]
+
+
+def test_a_stub_file_in_the_model_folder_never_runs(server):
+    assert not (server.root / "add_sub_py" / "stub_ran").exists()
+
+
+def test_decoupled_responses_through_the_sender(server):
+    results = queue.Queue()
+    c = grpcclient.InferenceServerClient(server.target())
+    c.start_stream(callback=lambda result, error: results.put((result, error)))
+    try:
+        for n, rid in ((3, "a"), (0, "b"), (-1, "c")):
+            t = grpcclient.InferInput("IN", [1], "INT32")
+            t.set_data_from_numpy(np.array([n], dtype=np.int32))
+            c.async_stream_infer("decoupled_py", [t], request_id=rid,
+                                 enable_empty_final_response=True)
+        got = [results.get(timeout=20) for _ in range(6)]
+    finally:
+        c.stop_stream()
+    outs = [int(r.as_numpy("OUT")[0]) for r, e in got
+            if e is None and r.get_response().id == "a" and r.as_numpy("OUT") is not None]
+    assert outs == [0, 1, 2]
+    errors = [e.message() for r, e in got if e is not None]
+    assert errors == ["negative"]
+    finals = [r.get_response().id for r, e in got
+              if e is None and r.get_response().parameters["triton_final_response"].bool_param]
+    assert sorted(finals) == ["a", "b"]
+
+
+@pytest.mark.parametrize("setting,text", [
+    ("stub-timeout-seconds=0", "stub-timeout-seconds can't be smaller than or equal to zero."),
+    ("shm-growth-byte-size=-1", "shm-growth-byte-size can't be smaller than or equal to zero."),
+    ("shm-default-byte-size=1024", "shm-default-byte-size can't be smaller than 4 MiBs"),
+    ("stub-timeout-seconds=abc", "stol"),
+])
+def test_bad_backend_config_is_refused(tmp_path, setting, text):
+    python_models.write_all(tmp_path)
+    s = GrpcServer([str(tmp_path)], ["--exit-on-error=false", "--strict-readiness=false",
+                                     f"--backend-config=python,{setting}"],
+                   name="client-python-bad-config").start()
+    try:
+        c = httpclient.InferenceServerClient(f"127.0.0.1:{s.port}")
+        assert not c.is_model_ready("add_sub_py")
+        assert f"backend 'python' failed to initialize: {text}" in s.stderr()
+    finally:
+        assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def test_example_preprocess_py(tmp_path):
+    from helpers import repo
+    s = GrpcServer([repo("examples")], name="client-python-example").start()
+    try:
+        x = np.array([[0.5, 1.0, 0.0]], dtype=np.float32)
+        for name, c in clients(s):
+            m = module_of(name)
+            t = m.InferInput("INPUT0", [1, 3], "FP32")
+            t.set_data_from_numpy(x)
+            np.testing.assert_allclose(c.infer("preprocess_py", [t]).as_numpy("OUTPUT0"),
+                                       (x - 0.5) / 0.25)
+
+        async def run():
+            for name, c in aio_clients(s):
+                try:
+                    t = module_of(name).InferInput("INPUT0", [1, 3], "FP32")
+                    t.set_data_from_numpy(x)
+                    r = await c.infer("preprocess_py", [t])
+                    np.testing.assert_allclose(r.as_numpy("OUTPUT0"), (x - 0.5) / 0.25)
+                finally:
+                    await c.close()
+        asyncio.run(run())
+        assert "preprocess_py_0_0: mean 0.5, std 0.25" in s.stderr()
+    finally:
+        assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def test_auto_complete_config(server):
+    for name, c in clients(server):
+        m = module_of(name)
+        cfg = c.get_model_config("autocomplete_py")
+        cfg = cfg if name == "http" else json.loads(
+            __import__("google.protobuf.json_format", fromlist=["x"]).MessageToJson(
+                cfg.config, preserving_proto_field_name=True))
+        assert cfg["max_batch_size"] == 4
+        assert "dynamic_batching" in cfg
+        assert [i["name"] for i in cfg["input"]] == ["IN"]
+        assert cfg["output"][0]["data_type"] == "TYPE_INT32"
+        t = m.InferInput("IN", [1, 4], "INT32")
+        t.set_data_from_numpy(np.arange(4, dtype=np.int32).reshape(1, 4))
+        out = c.infer("autocomplete_py", [t]).as_numpy("OUT")
+        assert out.tolist() == [[0, 3, 6, 9]]
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    assert h.get_model_config("autocomplete_decoupled_py")[
+        "model_transaction_policy"]["decoupled"] is True
+
+
+def test_auto_complete_config_errors(server):
+    c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    reasons = {r["name"]: r.get("reason", "") for r in c.get_model_repository_index()}
+    assert ("auto_complete_config function in model 'autocomplete_none_py' must return a valid "
+            "pb.ModelConfig object.") in reasons["autocomplete_none_py"]
+    assert ("unable to load model 'autocomplete_conflict_py', configuration expects datatype "
+            "TYPE_FP32 for input 'X', model provides TYPE_INT32") in \
+        reasons["autocomplete_conflict_py"]
+
+
+def bls(c, module, x, model="add_sub_py"):
+    t = module.InferInput("X", [4], "FP32")
+    t.set_data_from_numpy(np.array(x, dtype=np.float32))
+    m = module.InferInput("MODEL", [1], "BYTES")
+    m.set_data_from_numpy(np.array([model.encode()], dtype=np.object_))
+    return c.infer("bls_py", [t, m])
+
+
+def test_bls_calls_another_model_through_the_server(server):
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    before = h.get_inference_statistics("add_sub_py")["model_stats"][0]["inference_count"]
+    for name, c in clients(server):
+        m = module_of(name)
+        assert bls(c, m, [1, 2, 3, 4]).as_numpy("Y").tolist() == [2, 3, 4, 5]
+        assert bls(c, m, [-1, 0, 0, 0]).as_numpy("Y").tolist() == [0, 1, 1, 1]  # async_exec
+    after = h.get_inference_statistics("add_sub_py")["model_stats"][0]["inference_count"]
+    assert after - before == 4  # counted on the called model
+
+
+def test_bls_errors_reach_model_py(server):
+    for name, c in clients(server):
+        with pytest.raises(InferenceServerException) as e:
+            bls(c, module_of(name), [1, 2, 3, 4], model="no_such_model")
+        assert e.value.message().startswith("BLS failed: Request for unknown model"), \
+            e.value.message()
