@@ -89,7 +89,8 @@ std::vector<std::string> Unique(const std::vector<std::string>& values) {
 // The flags of kCompatFlags this build acts on (their values checked by CheckCompatFlags).
 bool IsActedOn(std::string_view flag) {
   return flag == "--allow-client-shm" || flag == "--cache-config" ||
-         flag == "--response-cache-byte-size" || flag == "--cache-directory";
+         flag == "--response-cache-byte-size" || flag == "--cache-directory" ||
+         flag.rfind("--trace-", 0) == 0;
 }
 
 const char* CompatHelp(std::string_view flag) {
@@ -99,6 +100,11 @@ const char* CompatHelp(std::string_view flag) {
   }
   if (flag == "--response-cache-byte-size") return "Deprecated: use --cache-config=local,size=N";
   if (flag == "--cache-directory") return "Accepted for Triton compatibility (caches are built in)";
+  if (flag == "--trace-config") {
+    return "[<mode>,]<setting>=<value>: the trace extension (level, rate, count, mode=triton, "
+           "triton,file=..., triton,log-frequency=...; repeatable)";
+  }
+  if (flag.rfind("--trace-", 0) == 0) return "Deprecated: use --trace-config";
   return "Whether clients may register shared memory regions (default false)";
 }
 
@@ -456,6 +462,7 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
     s.allow_client_shm = allow.ok() && *allow;
   }
   NEREID_RETURN_IF_ERROR(FinishCache(raw, o));
+  NEREID_ASSIGN_OR_RETURN(s.trace, TraceConfigFromFlags(raw.compat, &o.trace_warnings));
   for (const char* flag : kCompatFlags) {
     if (IsActedOn(flag)) continue;
     for (const auto& value : raw.compat[flag]) {
