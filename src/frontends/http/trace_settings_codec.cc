@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "frontends/http/json_writer.h"
+#include "frontends/http/settings_body.h"
 
 namespace nereid {
 namespace {
@@ -51,14 +52,9 @@ StatusOr<trace::Change<uint32_t>> Level(const rapidjson::Value& doc) {
 
 StatusOr<trace::TraceSettingsUpdate> DecodeTraceSettingsRequest(std::string_view body) {
   trace::TraceSettingsUpdate update;
-  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return update;
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
-  if (doc.HasParseError()) {
-    return InvalidArgument("failed to parse the request JSON buffer: offset " +
-                           std::to_string(doc.GetErrorOffset()));
-  }
-  if (!doc.IsObject()) return InvalidArgument("the request body must be a JSON object");
+  NEREID_ASSIGN_OR_RETURN(bool present, ParseSettingsBody(body, &doc));
+  if (!present) return update;
   if (doc.HasMember("trace_file")) {
     return Unsupported("trace file location can not be updated through network protocol");
   }
