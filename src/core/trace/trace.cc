@@ -69,7 +69,7 @@ class TraceSetting final : public std::enable_shared_from_this<TraceSetting> {
   // Triton's WriteTrace: one finished trace (with its children's records).
   void Collect(const std::string& records) EXCLUDES(mu_) {
     MutexLock lock(mu_);
-    if (sample_in_stream_ != 0 && !records.empty()) stream_ += ',';
+    if (!stream_.empty() && !records.empty()) stream_ += ',';  // a trace may have no records
     stream_ += records;
     ++sample_in_stream_;
     ++collected_;

@@ -41,8 +41,8 @@ class Trace : public std::enable_shared_from_this<Trace> {
   bool timestamps() const { return (level_ & kLevelTimestamps) != 0; }
   bool tensors() const { return (level_ & kLevelTensors) != 0; }
 
-  // REQUEST_START: the header record (id, model_name, model_version, request_id if not empty,
-  // parent_id for a child) followed by the timestamp.
+  // REQUEST_START, at TIMESTAMPS level only: the header record (id, model_name, model_version,
+  // request_id if not empty, parent_id for a child) followed by the timestamp.
   void Start(std::string_view model_name, int64_t model_version, std::string_view request_id,
              uint64_t ns);
   // `{"id":N,"timestamps":[{"name":"<name>","ns":<ns>}]}` at TIMESTAMPS level.

@@ -106,6 +106,21 @@ TEST_F(TraceTest, RateCountAndLogFrequency) {
   EXPECT_EQ((*m)->Get("").count, 0);
 }
 
+TEST_F(TraceTest, TracesWithoutRecordsKeepTheFileValid) {
+  TraceConfig c = Config();
+  c.log_frequency = 3;
+  auto m = TraceManager::Create(c);
+  ASSERT_TRUE(m.ok());
+  (*m)->Sample("");  // e.g. a request refused before it reached its model: no records
+  (*m)->Sample("")->Start("m", 1, "", 5);
+  (*m)->Sample("");
+  (*m)->Flush();
+  const std::string text = Read(dir_ / "trace.json.0");
+  EXPECT_EQ(text.substr(0, 7), R"([{"id":)") << text;  // no separator before the first record
+  EXPECT_EQ(text.find(",,"), std::string::npos) << text;
+  EXPECT_EQ(text.substr(text.size() - 2), "}]") << text;
+}
+
 TEST_F(TraceTest, ModelSettingsFallBackAndClear) {
   auto m = TraceManager::Create(Config());
   ASSERT_TRUE(m.ok());
