@@ -202,17 +202,29 @@ def test_no_file_cannot_turn_tracing_on(tmp_path):
 
 def test_inference_writes_triton_records_in_order(tmp_path):
     with start(tmp_path, "level=TIMESTAMPS", "rate=1", "triton,log-frequency=1") as s:
-        infer_simple(httpclient.InferenceServerClient(f"127.0.0.1:{s.port}"), request_id="r7")
-        recs, files = records(tmp_path, expect_files=1)
-    assert [os.path.basename(f) for f in files] == ["trace.json.0"]
-    traces = by_id(recs)
-    assert len(traces) == 1
-    (t,) = traces.values()
-    assert t["header"]["model_name"] == "simple" and t["header"]["model_version"] == 1
-    assert t["header"]["request_id"] == "r7" and "parent_id" not in t["header"]
-    assert [n for n, _ in t["timestamps"]] == TIMESTAMP_ORDER
-    ns = [v for _, v in t["timestamps"]]
-    assert ns == sorted(ns) and ns[0] > 0
+        for name, c in clients(s):
+            mod = httpclient if name == "http" else grpcclient
+            a = np.arange(16, dtype=np.int32).reshape(1, 16)
+            inputs = [mod.InferInput("INPUT0", [1, 16], "INT32"),
+                      mod.InferInput("INPUT1", [1, 16], "INT32")]
+            inputs[0].set_data_from_numpy(a)
+            inputs[1].set_data_from_numpy(np.ones_like(a))
+            c.infer("simple", inputs, request_id=f"r-{name}")
+        recs, files = records(tmp_path, expect_files=2)
+    assert [os.path.basename(f) for f in files] == ["trace.json.0", "trace.json.1"]
+    traces = {t["header"]["request_id"]: t for t in by_id(recs).values()}
+    expected = {
+        "r-http": TIMESTAMP_ORDER + ["HTTP_SEND_START", "HTTP_SEND_END"],
+        "r-grpc": ["GRPC_WAITREAD_START", "GRPC_WAITREAD_END"] + TIMESTAMP_ORDER
+        + ["GRPC_SEND_START", "GRPC_SEND_END"],
+    }
+    assert set(traces) == set(expected)
+    for rid, t in traces.items():
+        assert t["header"]["model_name"] == "simple" and t["header"]["model_version"] == 1
+        assert "parent_id" not in t["header"]
+        assert [n for n, _ in t["timestamps"]] == expected[rid], rid
+        ns = [v for _, v in t["timestamps"]]
+        assert ns == sorted(ns) and ns[0] > 0, rid
 
 
 def test_rate_count_and_shutdown_file(tmp_path):
@@ -281,7 +293,9 @@ def test_ensemble_steps_name_their_parent(tmp_path):
             assert [n for n, _ in child["timestamps"]] == TIMESTAMP_ORDER
             assert child["timestamps"][0][1] >= p["timestamps"][0][1]
         names = [n for n, _ in p["timestamps"]]
-        assert names[0] == "REQUEST_START" and names[-1] == "REQUEST_END"
+        assert names.index("REQUEST_START") < names.index("QUEUE_START") < \
+            names.index("REQUEST_END")
+        assert "COMPUTE_START" not in names  # an ensemble computes nothing itself
 
 
 def test_tensors_level_records_data(tmp_path):

@@ -2,6 +2,7 @@
 
 #include "common/logging.h"
 #include "core/server/inference_server.h"
+#include "core/stats/model_stats.h"
 #include "frontends/http/binary_data_codec.h"
 #include "frontends/http/compression.h"
 #include "frontends/http/json_request_codec.h"
@@ -74,6 +75,14 @@ HttpResponse InferFailed(const std::string& id, const Status& status) {
   return ErrorResponse(status);
 }
 
+// Kept alive by a traced reply's body, which lives until the reply is written: its release records
+// HTTP_SEND_END.
+std::shared_ptr<const void> SendEndMarker(std::shared_ptr<trace::Trace> trace) {
+  return std::shared_ptr<const void>(nullptr, [trace = std::move(trace)](const void*) {
+    trace->Capture("HTTP_SEND_END", NowNs());
+  });
+}
+
 }  // namespace
 
 void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, HttpRequest& request,
@@ -113,9 +122,13 @@ void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, Htt
         responder->SendDeferred([shared, reply_coding, binary_default, id]() -> HttpResponse {
           if (!shared->ok()) return InferFailed(id, shared->status());
           std::shared_ptr<const InferenceResponse> response = std::move(**shared);
+          std::shared_ptr<trace::Trace> trace =
+              response->request != nullptr ? response->request->trace : nullptr;
+          if (trace != nullptr) trace->Capture("HTTP_SEND_START", NowNs());
           StatusOr<HttpResponse> http = EncodeInferResponse(std::move(response), binary_default);
           if (!http.ok()) return InferFailed(id, http.status());
           CompressResponse(reply_coding, &*http);
+          if (trace != nullptr) http->body.KeepAlive(SendEndMarker(std::move(trace)));
           return std::move(*http);
         });
       },
