@@ -1,5 +1,6 @@
-// The JSON body of the settings extensions (logging, trace): parsed into an object DOM, with the
-// texts those handlers answer. Stateless; thread-safe.
+// The JSON body of the settings extensions (logging, trace) and of the repository extension's
+// load/unload/index requests: parsed into an object DOM (iteratively: no recursion however deep it
+// nests), with the texts those handlers answer. Stateless; thread-safe.
 #pragma once
 
 #include <rapidjson/document.h>
