@@ -54,10 +54,12 @@ def infer_simple(client, n=1, request_id=""):
 
 
 def records(tmp_path, expect_files=None, timeout=10):
-    """Every record of trace.json.<n> (the writer thread writes them soon after the request)."""
+    """Every record of trace.json.<n> (the writer thread writes them soon after the request; each
+    file appears complete, renamed into place)."""
     deadline = time.monotonic() + timeout
     while True:
-        files = sorted(glob.glob(str(tmp_path / "trace.json.*")))
+        files = sorted(f for f in glob.glob(str(tmp_path / "trace.json.*"))
+                       if not f.endswith(".partial"))
         if expect_files is None or len(files) >= expect_files or time.monotonic() > deadline:
             break
         time.sleep(0.05)

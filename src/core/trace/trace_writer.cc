@@ -72,8 +72,10 @@ void TraceWriter::Write(const Job& job) {
   std::unique_ptr<File>& file = files_[job.path];
   if (!file) file = std::make_unique<File>();
   if (job.indexed) {
+    // Written under a temporary name and renamed: a reader never sees half a file.
     const std::string name = job.path + "." + std::to_string(file->next_index++);
-    std::FILE* f = std::fopen(name.c_str(), "w");
+    const std::string partial = name + ".partial";
+    std::FILE* f = std::fopen(partial.c_str(), "w");
     if (f == nullptr) {
       LOG_ERROR("failed creating trace file: {}: {}", name, std::strerror(errno));
       return;
@@ -81,7 +83,9 @@ void TraceWriter::Write(const Job& job) {
     std::fputc('[', f);
     std::fwrite(job.records.data(), 1, job.records.size(), f);
     std::fputc(']', f);
-    std::fclose(f);
+    if (std::fclose(f) != 0 || std::rename(partial.c_str(), name.c_str()) != 0) {
+      LOG_ERROR("failed creating trace file: {}: {}", name, std::strerror(errno));
+    }
     return;
   }
   if (file->main == nullptr) {

@@ -4,7 +4,7 @@
 // counter says how many jobs were lost and a warning is logged (throttled), and the request that
 // posted it carries on. Files follow Triton's triton mode: the main file `<file>` is a JSON array
 // opened (truncated) at its first write and closed with "]" by Stop(); an indexed job writes a
-// whole array into `<file>.<n>`, n counting from 0 per file.
+// whole array into `<file>.<n>` (n from 0 per file; renamed into place once complete).
 //
 // Thread-safety: Post and Flush from any thread; Stop once, after which Post drops.
 #pragma once
