@@ -216,7 +216,8 @@ def test_inference_writes_triton_records_in_order(tmp_path):
     assert [os.path.basename(f) for f in files] == ["trace.json.0", "trace.json.1"]
     traces = {t["header"]["request_id"]: t for t in by_id(recs).values()}
     expected = {
-        "r-http": TIMESTAMP_ORDER + ["HTTP_SEND_START", "HTTP_SEND_END"],
+        "r-http": ["HTTP_RECV_START", "HTTP_RECV_END"] + TIMESTAMP_ORDER
+        + ["HTTP_SEND_START", "HTTP_SEND_END"],
         "r-grpc": ["GRPC_WAITREAD_START", "GRPC_WAITREAD_END"] + TIMESTAMP_ORDER
         + ["GRPC_SEND_START", "GRPC_SEND_END"],
     }

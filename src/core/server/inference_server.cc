@@ -292,7 +292,7 @@ void InferenceServer::InferAsync(ServedModel model, std::unique_ptr<InferenceReq
   }
   request->received_at = std::chrono::steady_clock::now();
   request->server_stop = stop_token_;
-  if (trace_->MaybeEnabled() && request->trace == nullptr) {
+  if (!options.trace_sampled && trace_->MaybeEnabled() && request->trace == nullptr) {
     request->trace = trace_->Sample(request->model_name);
   }
   StatusOr<ShmOutputTargets> shm = ResolveShmTensors(*shared_memory_, request.get());

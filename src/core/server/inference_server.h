@@ -101,6 +101,9 @@ struct InferOptions {
   // (InferAsync then returns only after `done` ran). Frontends allow it only on threads they can
   // spare for the length of an execution.
   bool allow_inline = false;
+  // The frontend asked the trace extension itself (InferenceRequest::trace holds the answer,
+  // null when not sampled), as Triton's frontends do: InferAsync must not sample it again.
+  bool trace_sampled = false;
 };
 
 struct ServerMetadata {

@@ -100,6 +100,8 @@ class InferCall {
       }
     }
     InlineSlot slot(shared_->inline_slots);
+    InferOptions options = slot.options();
+    options.trace_sampled = waitread_end_ns != 0;
     server->InferAsync(
         std::move(*decoded),
         [this](StatusOr<std::unique_ptr<InferenceResponse>> result) {
@@ -112,7 +114,7 @@ class InferCall {
           result->reset();  // free the request's memory before replying
           Finish(Status::Ok());
         },
-        slot.options());
+        options);
   }
 
   StatusOr<std::unique_ptr<InferenceRequest>> Decode(InferenceServer& server) {

@@ -57,6 +57,9 @@ struct HttpRequest {
   HttpHeaders headers;
   // The whole (de-chunked) body; never null. Shared so inference inputs can view into it.
   std::shared_ptr<std::string> body = std::make_shared<std::string>();
+  // Steady-clock nanoseconds when the server read the request's first bytes (0: not known, e.g.
+  // a pipelined request that was already buffered); the trace extension's HTTP_RECV_START.
+  uint64_t recv_start_ns = 0;
 
   std::string_view Path() const;
   std::string_view Query() const;  // without the '?'; empty when absent

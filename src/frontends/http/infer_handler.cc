@@ -83,10 +83,22 @@ std::shared_ptr<const void> SendEndMarker(std::shared_ptr<trace::Trace> trace) {
   });
 }
 
+// Samples the request as Triton's HTTP frontend does, before the core sees it, and records when
+// it was received (HTTP_RECV_START is the first read of the request when the server knows it).
+void TraceReceive(InferenceServer& server, const HttpRequest& http, uint64_t recv_end_ns,
+                  InferenceRequest* request) {
+  request->trace = server.tracer().Sample(request->model_name);
+  if (request->trace == nullptr) return;
+  if (http.recv_start_ns != 0) request->trace->Capture("HTTP_RECV_START", http.recv_start_ns);
+  request->trace->Capture("HTTP_RECV_END", recv_end_ns);
+}
+
 }  // namespace
 
 void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, HttpRequest& request,
                  const RouteParams& params, std::shared_ptr<HttpResponder> responder) {
+  // The trace extension, only while it is on somewhere: the body has been read by now.
+  const uint64_t recv_end_ns = server->tracer().MaybeEnabled() ? NowNs() : 0;
   if (auto coding = ParseContentEncoding(request.headers.Find("Content-Encoding")); !coding.ok()) {
     // Triton answers 415 Unsupported Media Type here, outside its usual status mapping.
     HttpResponse r = InferFailed("", coding.status());
@@ -98,12 +110,14 @@ void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, Htt
   if (!model.ok()) return responder->Send(InferFailed("", model.status()));
   StatusOr<DecodedInferRequest> decoded = Decode(*model, request, params, options.max_input_size);
   if (!decoded.ok()) return responder->Send(InferFailed("", decoded.status()));
+  if (recv_end_ns != 0) TraceReceive(*server, request, recv_end_ns, decoded->request.get());
   const ContentCoding reply_coding = ChooseResponseCoding(request.headers.Find("Accept-Encoding"));
   const bool binary_default = decoded->binary_output_default;
   std::string id = decoded->request->id;
   // Run the model on this I/O thread when an instance is idle and a slot is free: no hand-off to
   // an executor and back. At least one I/O thread always stays out of it (see inline_slots).
   InferOptions infer_options;
+  infer_options.trace_sampled = recv_end_ns != 0;
   std::atomic<int>* slots = options.inline_slots.get();
   if (slots != nullptr && slots->fetch_sub(1, std::memory_order_acq_rel) > 0) {
     infer_options.allow_inline = true;
