@@ -234,6 +234,15 @@ def generate_bodies():
             b'{"U":[-1]}', b'{"X":[NaN,Infinity]}', b'[]', b'{', b""]
 
 
+def trace_settings_bodies():
+    return [b'{"trace_level":["TIMESTAMPS","TENSORS"],"trace_rate":"1","trace_count":"5",'
+            b'"log_frequency":"2"}',
+            b'{"trace_level":["OFF"]}', b'{"trace_level":null,"trace_rate":null}',
+            b'{"trace_file":"/tmp/x"}', b'{"trace_rate":5}', b'{"trace_count":"-2"}',
+            b'{"trace_rate":"99999999999"}', b'{"trace_level":"TIMESTAMPS"}',
+            b'{"trace_level":["OFF","TENSORS"]}', b'[]', b'{', b""]
+
+
 def cache_values():
     """Values in core/cache/cache_value.h's format: one FP32 output, one BYTES output, none."""
     def value(key, outputs):
@@ -277,6 +286,7 @@ def main():
         "fuzz_settings": settings(),
         "fuzz_shm": shm_bodies(),
         "fuzz_log_settings": log_settings_bodies(),
+        "fuzz_trace_settings": trace_settings_bodies(),
         "fuzz_cache_value": cache_values(),
         "fuzz_json_generate": generate_bodies(),
         "fuzz_python_stub": python_stub_messages(),

@@ -90,7 +90,7 @@ std::vector<std::string> Unique(const std::vector<std::string>& values) {
 bool IsActedOn(std::string_view flag) {
   return flag == "--allow-client-shm" || flag == "--cache-config" ||
          flag == "--response-cache-byte-size" || flag == "--cache-directory" ||
-         flag == "--grpc-max-response-pool-size";
+         flag == "--grpc-max-response-pool-size" || flag.rfind("--trace-", 0) == 0;
 }
 
 const char* CompatHelp(std::string_view flag) {
@@ -104,6 +104,11 @@ const char* CompatHelp(std::string_view flag) {
     return "Responses of one ModelStreamInfer stream buffered before the model's sender waits "
            "(default unbounded)";
   }
+  if (flag == "--trace-config") {
+    return "[<mode>,]<setting>=<value>: the trace extension (level, rate, count, mode=triton, "
+           "triton,file=..., triton,log-frequency=...; repeatable)";
+  }
+  if (flag.rfind("--trace-", 0) == 0) return "Deprecated: use --trace-config";
   return "Whether clients may register shared memory regions (default false)";
 }
 
@@ -467,6 +472,7 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
     o.grpc.server.max_response_pool_size = static_cast<int>(size);
   }
   NEREID_RETURN_IF_ERROR(FinishCache(raw, o));
+  NEREID_ASSIGN_OR_RETURN(s.trace, TraceConfigFromFlags(raw.compat, &o.trace_warnings));
   for (const char* flag : kCompatFlags) {
     if (IsActedOn(flag)) continue;
     for (const auto& value : raw.compat[flag]) {

@@ -53,6 +53,7 @@ struct AppOptions {
   std::map<std::string, std::string> cache_settings;
   std::string cache_directory = "/opt/tritonserver/caches";  // --cache-directory (unused)
   std::vector<std::string> cache_warnings;  // logged at start-up (the deprecated flag)
+  std::vector<std::string> trace_warnings;  // logged at start-up (deprecated --trace-* flags)
   // Flags accepted for compatibility whose feature this build does not have yet; each is named
   // in a start-up warning so nobody believes it took effect.
   std::vector<std::string> ignored_flags;

@@ -349,9 +349,38 @@ TEST(CommandLineTest, RepeatableFlagsKeepEveryOccurrence) {
   EXPECT_EQ(o->grpc.server.restricted.Get(RestrictedCategory::kStatistics)->value, "t");
   EXPECT_TRUE(o->metrics.server.config.summary_latencies);
   EXPECT_TRUE(o->metrics.server.config.histogram_latencies);
-  EXPECT_EQ(o->ignored_flags.size(), 4u);  // trace, host-policy: two each
-  EXPECT_EQ(o->cache_name, "local");       // --cache-config: merged per name
+  EXPECT_EQ(o->ignored_flags.size(), 2u);  // host-policy, twice
+  EXPECT_EQ(o->server.trace.rate, 5u);     // --trace-config: every occurrence applies
+  EXPECT_EQ(o->server.trace.level, trace::kLevelOff);
+  EXPECT_EQ(o->cache_name, "local");  // --cache-config: merged per name
   EXPECT_EQ(o->cache_settings, (std::map<std::string, std::string>{{"size", "10"}, {"x", "y"}}));
+}
+
+TEST(CommandLineTest, TraceConfigIsTheStartingTraceSetting) {
+  auto o = Parse({"--model-repository=/m", "--trace-file=/old", "--trace-rate=7",
+                  "--trace-config=level=timestamps", "--trace-config=level=TENSORS",
+                  "--trace-config=count=3", "--trace-config=triton,file=/t.json",
+                  "--trace-config=triton,log-frequency=4", "--trace-config=mode=TRITON"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  const trace::TraceConfig& t = o->server.trace;
+  EXPECT_EQ(t.level, trace::kLevelTimestamps | trace::kLevelTensors);
+  EXPECT_EQ(t.rate, 7u);  // the deprecated flag, not overridden
+  EXPECT_EQ(t.count, 3);
+  EXPECT_EQ(t.file, "/t.json");  // --trace-config overrides --trace-file
+  EXPECT_EQ(t.log_frequency, 4u);
+  EXPECT_EQ(t.mode, "triton");
+  ASSERT_EQ(o->trace_warnings.size(), 2u);
+  EXPECT_EQ(o->trace_warnings[0],
+            "Warning: '--trace-file' has been deprecated and will be removed in future releases. "
+            "Please use '--trace-config triton,file=<filepath>' instead.");
+  EXPECT_TRUE(o->ignored_flags.empty());
+  auto off =
+      Parse({"--model-repository=/m", "--trace-level=TIMESTAMPS", "--trace-config=level=off"});
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->server.trace.level, trace::kLevelOff);  // --trace-config replaces --trace-level
+  EXPECT_EQ(Parse({"--model-repository=/m", "--trace-config=count=-2"}).status().message(),
+            "Bad option: \"--trace-config count\". Unable to parse 'trace_count'. Expecting value "
+            ">= -1, got:-2");
 }
 
 TEST(CommandLineTest, SingleValuedFlagsKeepTheLastOccurrence) {

@@ -39,6 +39,15 @@ Status TraceLevel(std::string_view value) {
   return InvalidArgument("invalid value for trace level option: " + std::string(value));
 }
 
+uint32_t TraceLevelBits(std::string_view value) {
+  const std::string v = Lower(value);
+  if (v == "tensors") return trace::kLevelTensors;
+  if (v == "timestamps" || v == "true" || v == "on" || v == "min" || v == "max") {
+    return trace::kLevelTimestamps;
+  }
+  return trace::kLevelOff;
+}
+
 Status TraceMode(std::string_view value, std::string* mode) {
   *mode = Lower(value);
   if (*mode == "triton" || *mode == "opentelemetry") return Status::Ok();
@@ -257,6 +266,71 @@ Status CheckCache(const std::map<std::string, std::vector<std::string>>& compat)
 }
 
 }  // namespace
+
+StatusOr<trace::TraceConfig> TraceConfigFromFlags(
+    const std::map<std::string, std::vector<std::string>>& compat,
+    std::vector<std::string>* warnings) {
+  constexpr int64_t kIntMin = std::numeric_limits<int>::min();
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  trace::TraceConfig c;
+  auto deprecated = [&](const char* flag, const char* replacement) {
+    const auto& values = Values(compat, flag);
+    if (!values.empty()) {
+      warnings->push_back(std::string("Warning: '") + flag +
+                          "' has been deprecated and will be removed in future releases. Please "
+                          "use '--trace-config " +
+                          replacement + " instead.");
+    }
+    return values;
+  };
+  for (const auto& v : deprecated("--trace-file", "triton,file=<filepath>'")) c.file = v;
+  for (const auto& v : deprecated("--trace-level", "level=<OFF|TIMESTAMPS|TENSORS>'")) {
+    c.level |= TraceLevelBits(v);
+  }
+  for (const auto& v : deprecated("--trace-rate", "rate=<rate value>'")) {
+    NEREID_ASSIGN_OR_RETURN(int64_t n, ParseTritonInteger(v, kIntMin, kIntMax));
+    c.rate = static_cast<uint32_t>(n);
+  }
+  for (const auto& v : deprecated("--trace-count", "count=<count value>'")) {
+    NEREID_ASSIGN_OR_RETURN(int64_t n, ParseTritonInteger(v, kIntMin, kIntMax));
+    c.count = static_cast<int32_t>(n);
+  }
+  for (const auto& v : deprecated("--trace-log-frequency", "triton,log-frequency=<value>'")) {
+    NEREID_ASSIGN_OR_RETURN(int64_t n, ParseTritonInteger(v, kIntMin, kIntMax));
+    c.log_frequency = static_cast<uint32_t>(n);
+  }
+  bool level_from_config = false;
+  for (const std::string& a : Values(compat, "--trace-config")) {
+    const Parts p = Split(a, ',');
+    const bool grouped = p.name_end != std::string::npos;
+    const std::string mode = grouped ? Lower(a.substr(0, p.name_end)) : "";
+    const size_t key_start = grouped ? p.name_end + 1 : 0;
+    const std::string key = a.substr(key_start, p.eq - key_start);
+    const std::string value = a.substr(p.eq + 1);
+    if (mode.empty() && key == "level") {
+      if (!level_from_config) c.level = trace::kLevelOff;  // --trace-config replaces the old flag
+      level_from_config = true;
+      c.level |= TraceLevelBits(value);
+    } else if (mode.empty() && (key == "rate" || key == "count")) {
+      NEREID_ASSIGN_OR_RETURN(int64_t n, ParseTritonInteger(value, kIntMin, kIntMax));
+      if (key == "rate") c.rate = static_cast<uint32_t>(n);
+      if (key == "count") c.count = static_cast<int32_t>(n);
+    } else if (mode.empty() && key == "mode") {
+      c.mode = Lower(value);
+    } else if (mode == "triton" && key == "file") {
+      c.file = value;
+    } else if (mode == "triton" && key == "log-frequency") {
+      NEREID_ASSIGN_OR_RETURN(int64_t n, ParseTritonInteger(value, kIntMin, kIntMax));
+      c.log_frequency = static_cast<uint32_t>(n);
+    }
+  }
+  if (c.count < -1) {
+    return BadOption("trace-config count",
+                     InvalidArgument("Unable to parse 'trace_count'. Expecting value >= -1, got:" +
+                                     std::to_string(c.count)));
+  }
+  return c;
+}
 
 Status CheckCompatFlags(const std::map<std::string, std::vector<std::string>>& compat) {
   constexpr int64_t kIntMin = std::numeric_limits<int>::min();

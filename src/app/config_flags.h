@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/trace/trace_settings.h"
 #include "nereid/status.h"
 
 namespace nereid {
@@ -35,6 +36,16 @@ Status CheckPairOption(std::string_view arg, bool second_is_real, char delimiter
 // Every --trace-config occurrence, then their combined meaning as Triton's PostProcessTraceArgs
 // reads it: mode, level, rate, count, and in triton mode log-frequency. Returns the first error.
 Status CheckTraceConfig(const std::vector<std::string>& args);
+
+// The trace extension's starting setting, as Triton's PostProcessTraceArgs builds it: the
+// deprecated --trace-file/-level/-rate/-count/-log-frequency first (each adds a deprecation
+// warning to `warnings`), then every --trace-config in order. Global keys: level (repeatable,
+// OR-ed; off/false, timestamps/true/on/min/max, tensors), rate, count, mode; "triton," keys: file,
+// log-frequency. Values were checked by CheckCompatFlags. mode=opentelemetry is accepted here
+// and refused when the server starts (TraceManager::Create).
+StatusOr<trace::TraceConfig> TraceConfigFromFlags(
+    const std::map<std::string, std::vector<std::string>>& compat,
+    std::vector<std::string>* warnings);
 
 // The compatibility flags (no effect in this build) still get Triton's checks, so a command line
 // Triton refuses is refused here: --cache-config (and its conflict with

@@ -80,6 +80,7 @@ int Run(int argc, char** argv) {
     options.server.latency_observers = metrics->LatencyObservers();
   }
   for (const auto& w : options.cache_warnings) LOG_WARNING("{}", w);
+  for (const auto& w : options.trace_warnings) LOG_WARNING("{}", w);
   if (!options.cache_name.empty()) {
     auto cache = nereid::MakeResponseCache(options.cache_name, options.cache_settings);
     if (!cache.ok()) {

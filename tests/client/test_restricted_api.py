@@ -319,7 +319,7 @@ def test_grpc_metadata_case_and_repeated_values(ops_server):
         # reaches the server.
         with pytest.raises(Exception):
             call(service_pb2.LogSettingsRequest(), metadata=[(key.upper(), ADMIN_VALUE)])
-        # The trace family is restricted before its RPC answers (not yet implemented).
+        # The trace family is restricted too, and served with its header.
         trace = channel.unary_unary(
             "/inference.GRPCInferenceService/TraceSetting",
             request_serializer=service_pb2.TraceSettingRequest.SerializeToString,
@@ -328,3 +328,4 @@ def test_grpc_metadata_case_and_repeated_values(ops_server):
             trace(service_pb2.TraceSettingRequest())
         assert e.value.details() == \
             f"This protocol is restricted, expecting header '{GRPC_PREFIX}t'"
+        assert trace(service_pb2.TraceSettingRequest(), metadata=[(f"{GRPC_PREFIX}t", "v")])

@@ -161,8 +161,9 @@ def test_repeated_backend_and_compat_config_flags_start_and_are_named():
         log = s.stderr()
     # --cache-config has an effect now (issue 16): merged per name, the local cache created.
     assert "Response cache 'local' enabled" in log
-    for value in ["--trace-config=rate=100",
-                  "--host-policy=cpu,cpu-cores=0-1", "--rate-limit-resource=R2:2:0",
+    # --trace-config has an effect now (the trace extension): not named as ignored.
+    assert "option --trace-config" not in log
+    for value in ["--host-policy=cpu,cpu-cores=0-1", "--rate-limit-resource=R2:2:0",
                   "--cuda-memory-pool-byte-size=1:1024", "--model-load-gpu-limit=1:0.5"]:
         assert (f"option {value} is accepted for Triton compatibility but has no effect in this "
                 "build") in log, value

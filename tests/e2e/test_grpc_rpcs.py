@@ -108,10 +108,13 @@ def test_model_config(examples, pbs):  # noqa: F811
     assert err.code() == grpc.StatusCode.NOT_FOUND
 
 
-# LogSettings is served (tests/client/test_logging_extension.py).
-UNIMPLEMENTED = [
-    ("TraceSetting", "TraceSettingRequest"),
-]
+# LogSettings and TraceSetting are served (tests/client/test_logging_extension.py,
+# tests/client/test_trace_extension.py); here only that TraceSetting answers its default.
+def test_trace_setting_rpc_answers(examples, pbs):
+    r = examples.stub().TraceSetting(pbs.pb.TraceSettingRequest())
+    assert list(r.settings["trace_level"].value) == ["OFF"]
+    assert list(r.settings["trace_rate"].value) == ["1000"]
+    assert list(r.settings["trace_mode"].value) == ["triton"]
 
 
 def test_shared_memory_rpcs_answer(examples, pbs):
@@ -126,13 +129,6 @@ def test_shared_memory_rpcs_answer(examples, pbs):
     assert err.code() == grpc.StatusCode.UNIMPLEMENTED
     assert err.details() == ("Client shared memory is disabled. Start the server with "
                              "'--allow-client-shm=true' to enable.")
-
-
-@pytest.mark.parametrize("rpc,request_type", UNIMPLEMENTED)
-def test_later_rpcs_are_unimplemented_with_a_message(examples, pbs, rpc, request_type):  # noqa
-    err = rpc_error(getattr(examples.stub(), rpc), getattr(pbs.pb, request_type)())
-    assert err.code() == grpc.StatusCode.UNIMPLEMENTED
-    assert "not supported" in err.details()
 
 
 # ------------------------------------------------------------------------------------ infer

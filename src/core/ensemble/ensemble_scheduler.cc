@@ -178,6 +178,7 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     sub->cancel_token = parent.cancel_token;
     sub->server_stop = parent.server_stop;
     sub->received_at = std::chrono::steady_clock::now();
+    if (parent.trace != nullptr) sub->trace = parent.trace->SpawnChild();  // parent_id: ours
     sub->inputs.reserve(step_inputs.size());
     for (auto& [name, value] : step_inputs) {
       InferInput in;

@@ -36,7 +36,7 @@ StatusOr<std::unique_ptr<InferenceResponse>> RunOnInstance(
 // The durations an execution's `times` describe, as its responses report them.
 inline ComputeDurations DurationsOf(const ExecutionTimes& times) {
   return {times.input_end - times.compute_start, times.output_start - times.input_end,
-          times.compute_end - times.output_start};
+          times.compute_end - times.output_start, times.compute_start};
 }
 
 // Decoupled models (model_info.h `decoupled`): runs one request whose responses the backend sends

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "common/logging.h"
+#include "core/model/model_version_trace.h"
 #include "core/model/request_validator.h"
 #include "core/model/warmup.h"
 #include "core/scheduler/caching_scheduler.h"
@@ -153,6 +154,10 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
 void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
                          std::unique_ptr<InferenceRequest>&& request, InferCallback done,
                          bool allow_inline) {
+  if (request->trace != nullptr) {  // sampled by the trace extension; null is the usual case
+    TraceRequestStart(*request->trace, self->info_, *request);
+    done = TracedCallback(request->trace, std::move(done));
+  }
   auto batch = ValidateRequest(self->info_, *request);
   if (!batch.ok()) {
     done(batch.status());

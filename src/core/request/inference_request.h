@@ -18,6 +18,7 @@
 #include "core/request/cancel_token.h"
 #include "core/request/parameters.h"
 #include "core/tensor/shape.h"
+#include "core/trace/trace.h"
 #include "nereid/data_type.h"
 #include "nereid/status.h"
 
@@ -68,6 +69,10 @@ class InferenceRequest {
   // handed here carry no `request`.
   std::function<void(StatusOr<std::unique_ptr<InferenceResponse>>)> on_response;
 
+  // Set by the server when the trace extension sampled this request (null otherwise, the usual
+  // case): the model version records its timestamps and tensors into it.
+  std::shared_ptr<trace::Trace> trace;
+
   bool IsCancelled() const {
     return (cancel_token != nullptr && cancel_token->cancelled()) ||
            (server_stop != nullptr && server_stop->cancelled());
@@ -102,6 +107,7 @@ struct ComputeDurations {
   uint64_t input_ns = 0;
   uint64_t infer_ns = 0;
   uint64_t output_ns = 0;
+  uint64_t start_ns = 0;  // NowNs() when computing began (0: not measured, e.g. an ensemble)
 };
 
 class InferenceResponse {

@@ -33,6 +33,7 @@ std::vector<std::string> Extensions() {
           "binary_tensor_data",
           "parameters",
           "statistics",
+          "trace",
           "logging"};
 }
 
@@ -66,6 +67,7 @@ InferenceServer::InferenceServer(const ServerOptions& options,
 
 InferenceServer::~InferenceServer() {
   if (plugin_infer_ != nullptr) plugin_infer_->Detach();  // before the models calling it go
+  trace_->Shutdown();  // writes what was collected; the frontends are gone by now
   poller_.reset();
   load_pool_.reset();   // waits for loads in progress
   repository_.reset();  // models before the backends whose code they run
@@ -91,8 +93,11 @@ StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(const ServerO
   ro.latency_observers = options.latency_observers;
   ro.response_cache = options.response_cache;
   NEREID_ASSIGN_OR_RETURN(std::unique_ptr<ModelRepository> repo, ModelRepository::Create(ro));
+  NEREID_ASSIGN_OR_RETURN(std::shared_ptr<trace::TraceManager> tracer,
+                          trace::TraceManager::Create(options.trace));
 
   std::unique_ptr<InferenceServer> server(new InferenceServer(options, std::move(repo)));
+  server->trace_ = std::move(tracer);
   server->registry_ = std::move(registry);
   server->plugin_infer_ = plugin_infer;
   plugin_infer->Attach(server.get());
@@ -297,6 +302,9 @@ void InferenceServer::InferAsync(ServedModel model, std::unique_ptr<InferenceReq
   }
   request->received_at = std::chrono::steady_clock::now();
   request->server_stop = stop_token_;
+  if (!options.trace_sampled && trace_->MaybeEnabled() && request->trace == nullptr) {
+    request->trace = trace_->Sample(request->model_name);
+  }
   StatusOr<ShmOutputTargets> shm = ResolveShmTensors(*shared_memory_, request.get());
   if (!shm.ok()) {
     done(shm.status());

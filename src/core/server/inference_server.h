@@ -64,6 +64,8 @@ struct ServerOptions {
   LatencyObserverFactory latency_observers;
   // The response cache (--cache-config); nullptr: none.
   std::shared_ptr<ResponseCache> response_cache;
+  // The trace extension's global setting (--trace-config); OFF by default.
+  trace::TraceConfig trace;
 };
 
 // One row of the repository index (POST /v2/repository/index, RepositoryIndex).
@@ -102,6 +104,9 @@ struct InferOptions {
   // (InferAsync then returns only after `done` ran). Frontends allow it only on threads they can
   // spare for the length of an execution.
   bool allow_inline = false;
+  // The frontend asked the trace extension itself (InferenceRequest::trace holds the answer,
+  // null when not sampled), as Triton's frontends do: InferAsync must not sample it again.
+  bool trace_sampled = false;
 };
 
 struct ServerMetadata {
@@ -207,6 +212,8 @@ class InferenceServer {
 
   // The shared memory extension's regions (system and CUDA API); never null.
   SharedMemoryManager& shared_memory() const { return *shared_memory_; }
+  // The trace extension's settings (GET/POST .../trace/setting, gRPC TraceSetting); never null.
+  trace::TraceManager& tracer() const { return *trace_; }
 
  private:
   InferenceServer(const ServerOptions& options, std::unique_ptr<ModelRepository> repository);
@@ -223,6 +230,7 @@ class InferenceServer {
   std::unique_ptr<TaskPool> load_pool_;          // runs LoadModelAsync
   // Regions may be pinned by requests still in flight; their slices outlive it safely.
   std::unique_ptr<SharedMemoryManager> shared_memory_;
+  std::shared_ptr<trace::TraceManager> trace_;  // set by Create
   // Inferences taken and not finished, and whether new ones are taken (one atomic step). Shared
   // with every request in flight, so one that completes after this server is gone is harmless.
   std::shared_ptr<Admission> admission_ = Admission::Create();

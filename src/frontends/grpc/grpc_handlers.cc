@@ -1,5 +1,5 @@
 // The unary RPCs answered on the completion-queue thread: health, metadata, configuration, the
-// standard health service, and Triton's RPCs whose feature this build does not have yet.
+// standard health service, and the logging and trace extensions.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -151,19 +151,74 @@ grpc::Status HealthCheck(InferenceServer& server, const HealthCheckRequest&,
   return grpc::Status::OK;
 }
 
-// An RPC whose feature comes with a later issue: UNIMPLEMENTED, naming what is missing.
-template <const char* kFeature>
-grpc::Status NotYet(InferenceServer&, const google::protobuf::Message&,
-                    google::protobuf::Message*) {
-  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                      std::string(kFeature) + " is not supported by this build of Nereid yet");
-}
-
-constexpr char kTrace[] = "trace settings";
-
-template <const char* kFeature, typename Req, typename Resp>
-grpc::Status Reject(InferenceServer& server, const Req& req, Resp* resp) {
-  return NotYet<kFeature>(server, req, resp);
+// Trace extension (REFERENCE-2.md §12.2) with the texts of Triton's gRPC frontend; every key is
+// checked before the update is applied, and the update is applied whole or not at all.
+grpc::Status TraceSetting(InferenceServer& server, const pb::TraceSettingRequest& request,
+                          pb::TraceSettingResponse* response) {
+  const std::string& model = request.model_name();
+  if (!model.empty()) {
+    StatusOr<bool> ready = server.ModelIsReady(model, -1);
+    if (!ready.ok() || !*ready) {
+      return ToGrpcStatus(InvalidArgument("Request for unknown model : " + model));
+    }
+  }
+  const auto& settings = request.settings();
+  if (settings.count("trace_file") > 0) {
+    return ToGrpcStatus(
+        Unsupported("trace file location can not be updated through network protocol"));
+  }
+  trace::TraceSettingsUpdate update;
+  if (auto it = settings.find("trace_level"); it != settings.end()) {
+    if (it->second.value().empty()) {
+      update.level = std::optional<uint32_t>();
+    } else {
+      const std::vector<std::string> names(it->second.value().begin(), it->second.value().end());
+      StatusOr<std::optional<uint32_t>> level = trace::ParseLevels(names);
+      if (!level.ok()) return ToGrpcStatus(level.status());
+      if (*level) update.level = **level;
+    }
+  }
+  // One value, parsed; an empty list clears the key.
+  auto number = [&](const char* key, auto parse, auto* field) -> Status {
+    auto it = settings.find(key);
+    if (it == settings.end()) return Status::Ok();
+    if (it->second.value().empty()) {
+      field->emplace();
+      return Status::Ok();
+    }
+    if (it->second.value().size() != 1) {
+      return InvalidArgument(std::string("expect only 1 value for '") + key + "'");
+    }
+    auto value = parse(it->second.value(0));
+    if (!value.ok()) return value.status();
+    field->emplace(*value);
+    return Status::Ok();
+  };
+  Status s = number(
+      "trace_rate", [](const std::string& v) { return trace::ParseUnsigned("trace_rate", v); },
+      &update.rate);
+  if (s.ok()) {
+    s = number(
+        "trace_count", [](const std::string& v) { return trace::ParseCount(v, /*grpc=*/true); },
+        &update.count);
+  }
+  if (s.ok()) {
+    s = number(
+        "log_frequency",
+        [](const std::string& v) { return trace::ParseUnsigned("log_frequency", v); },
+        &update.log_frequency);
+  }
+  if (s.ok() && !settings.empty()) s = server.tracer().Update(model, update);
+  if (!s.ok()) return ToGrpcStatus(s);
+  const trace::TraceConfig now = server.tracer().Get(model);
+  auto& out = *response->mutable_settings();
+  for (const std::string& name : trace::LevelNames(now.level)) out["trace_level"].add_value(name);
+  out["trace_rate"].add_value(std::to_string(now.rate));
+  out["trace_count"].add_value(std::to_string(now.count));
+  out["log_frequency"].add_value(std::to_string(now.log_frequency));
+  out["trace_file"].add_value(now.file);
+  out["trace_mode"].add_value(now.mode);
+  return grpc::Status::OK;
 }
 
 // Logging extension (REFERENCE-2.md §12.1) with Triton's texts; every key is checked before any
@@ -341,8 +396,7 @@ void ListenUnaryCalls(const std::shared_ptr<GrpcShared>& shared) {
             &CudaShmRegister);
   ListenOne(shared, RestrictedCategory::kSharedMemory, &Service::RequestCudaSharedMemoryUnregister,
             &CudaShmUnregister);
-  ListenOne(shared, RestrictedCategory::kTrace, &Service::RequestTraceSetting,
-            &Reject<kTrace, pb::TraceSettingRequest, pb::TraceSettingResponse>);
+  ListenOne(shared, RestrictedCategory::kTrace, &Service::RequestTraceSetting, &TraceSetting);
   ListenOne(shared, RestrictedCategory::kLogging, &Service::RequestLogSettings, &LogSettings);
   UnaryCall<HealthService, HealthCheckRequest, HealthCheckResponse>::Listen(
       shared, &shared->health, &HealthService::RequestCheck, &HealthCheck,

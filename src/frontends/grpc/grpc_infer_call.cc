@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "common/logging.h"
+#include "core/stats/model_stats.h"
 #include "frontends/grpc/grpc_call.h"
 #include "frontends/grpc/grpc_codec.h"
 #include "model_config.pb.h"
@@ -26,6 +27,7 @@ class InferCall {
     GateScope gate(shared->gate);
     if (!gate) return;
     auto* call = new InferCall(std::move(shared));
+    if (call->shared_->server->tracer().MaybeEnabled()) call->waitread_start_ns_ = NowNs();
     call->ctx_.AsyncNotifyWhenDone(&call->done_hook_);
     call->shared_->service.RequestModelInfer(&call->ctx_, call->request_.get(), &call->responder_,
                                              call->shared_->cq, call->shared_->cq,
@@ -51,13 +53,14 @@ class InferCall {
       delete this;
       return;
     }
+    const uint64_t waitread_end_ns = waitread_start_ns_ != 0 ? NowNs() : 0;
     Listen(shared_);
     if (grpc::Status r = CheckRestricted(*shared_, RestrictedCategory::kInference, ctx_); !r.ok()) {
       GateScope gate(shared_->gate);
       if (gate) responder_.Finish(response_, r, &finish_hook_);
       return;
     }
-    Process();
+    Process(waitread_end_ns);
   }
 
   // The client cancelled (or the deadline passed, or the connection broke) before the reply:
@@ -69,7 +72,13 @@ class InferCall {
     }
     OnTerminalEvent();
   }
-  void OnFinish(bool) { OnTerminalEvent(); }
+  void OnFinish(bool) {
+    if (trace_ != nullptr) {
+      trace_->Capture("GRPC_SEND_END", NowNs());
+      trace_.reset();
+    }
+    OnTerminalEvent();
+  }
 
   // FINISH and the done notification may arrive in either order, on two threads: the second
   // deletes the call.
@@ -78,21 +87,34 @@ class InferCall {
   }
 
   // After InferAsync is called `this` may already be finished: touch no member.
-  void Process() {
+  void Process(uint64_t waitread_end_ns) {
     InferenceServer* server = shared_->server;
     StatusOr<std::unique_ptr<InferenceRequest>> decoded = Decode(*server);
     if (!decoded.ok()) return Finish(decoded.status());
     (*decoded)->cancel_token = cancel_;
+    if (waitread_end_ns != 0) {  // the trace extension is on: sampled here, as Triton does
+      (*decoded)->trace = server->tracer().Sample((*decoded)->model_name);
+      if ((*decoded)->trace != nullptr) {
+        (*decoded)->trace->Capture("GRPC_WAITREAD_START", waitread_start_ns_);
+        (*decoded)->trace->Capture("GRPC_WAITREAD_END", waitread_end_ns);
+      }
+    }
     InlineSlot slot(shared_->inline_slots);
+    InferOptions options = slot.options();
+    options.trace_sampled = waitread_end_ns != 0;
     server->InferAsync(
         std::move(*decoded),
         [this](StatusOr<std::unique_ptr<InferenceResponse>> result) {
           if (!result.ok()) return Finish(result.status());
+          if ((*result)->request != nullptr && (*result)->request->trace != nullptr) {
+            trace_ = (*result)->request->trace;
+            trace_->Capture("GRPC_SEND_START", NowNs());
+          }
           EncodeModelInferResponse(**result, &response_);
           result->reset();  // free the request's memory before replying
           Finish(Status::Ok());
         },
-        slot.options());
+        options);
   }
 
   StatusOr<std::unique_ptr<InferenceRequest>> Decode(InferenceServer& server) {
@@ -119,6 +141,10 @@ class InferCall {
   grpc::ServerAsyncResponseWriter<pb::ModelInferResponse> responder_;
   std::shared_ptr<CancelToken> cancel_ = std::make_shared<CancelToken>();
   std::atomic<int> terminal_events_{2};  // FINISH and the done notification
+  // Trace extension, only while tracing is on: when the call began waiting for its request, and
+  // the sampled request's trace, held until the reply is sent (GRPC_SEND_END).
+  uint64_t waitread_start_ns_ = 0;
+  std::shared_ptr<trace::Trace> trace_;
   Hook new_hook_{this, &InferCall::OnNew};
   Hook finish_hook_{this, &InferCall::OnFinish};
   Hook done_hook_{this, &InferCall::OnDone};

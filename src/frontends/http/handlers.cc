@@ -16,6 +16,7 @@
 #include "frontends/http/status_mapping.h"
 #include "frontends/http/status_page.h"
 #include "frontends/http/status_page_data.h"
+#include "frontends/http/trace_settings_codec.h"
 
 namespace nereid {
 namespace {
@@ -98,6 +99,27 @@ void HandleStatusPage(InferenceServer* server, const HttpHandlerOptions&, HttpRe
   responder->Send(std::move(r));
 }
 
+// Trace extension: a model must be ready; POST applies the whole body or nothing; both methods
+// answer the (model's) setting.
+void HandleTrace(InferenceServer* server, const HttpHandlerOptions&, HttpRequest& request,
+                 const RouteParams& p, Responder responder) {
+  if (!p.model.empty()) {
+    StatusOr<bool> ready = server->ModelIsReady(p.model, -1);
+    if (!ready.ok() || !*ready) {
+      return responder->Send(
+          ErrorResponse(InvalidArgument("Request for unknown model : " + p.model)));
+    }
+  }
+  if (request.method == HttpMethod::kPost) {
+    StatusOr<trace::TraceSettingsUpdate> update = DecodeTraceSettingsRequest(*request.body);
+    if (!update.ok()) return responder->Send(ErrorResponse(update.status()));
+    if (Status s = server->tracer().Update(p.model, *update); !s.ok()) {
+      return responder->Send(ErrorResponse(s));
+    }
+  }
+  responder->Send(HttpResponse::Json(200, EncodeTraceSettings(server->tracer().Get(p.model))));
+}
+
 struct Route {
   unsigned methods;
   std::string_view pattern;
@@ -142,6 +164,8 @@ constexpr Route kRoutes[] = {
     {kHttpPost, "/v2/cudasharedmemory[/region/{region}]/unregister", &HandleCudaShmUnregister,
      C::kSharedMemory},
     {kHttpGet | kHttpPost, "/v2/logging", &HandleLogging, C::kLogging},
+    {kHttpGet | kHttpPost, "/v2/trace/setting", &HandleTrace, C::kTrace},
+    {kHttpGet | kHttpPost, "/v2/models/{model}/trace/setting", &HandleTrace, C::kTrace},
 };
 
 std::optional<Restriction> Copy(const Restriction* r) {

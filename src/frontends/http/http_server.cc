@@ -289,7 +289,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::function<void(uint64_t, beast::string_view, beast::error_code&)> chunk_callback_;
   uint64_t chunks_ = 0;
   bool chunk_limit_hit_ = false;
-  bool header_done_ = false;       // the current parser has its whole header
+  bool header_done_ = false;  // the current parser has its whole header
+  Clock::time_point
+      recv_start_{};               // first read of the current request (HttpRequest::recv_start_ns)
   bool framing_checked_ = false;   // the complete header went through PrepareHeader's check
   bool framing_conflict_ = false;  // it had both Transfer-Encoding: chunked and Content-Length
   uint64_t next_seq_ = 0;          // sequence number of the next request read
@@ -483,6 +485,7 @@ void Session::OnRead(beast::error_code ec, size_t bytes) {
     }
   }
   if (ec) return OnReadError(ec);
+  if (recv_start_ == Clock::time_point{} && !parser_->got_some()) recv_start_ = Clock::now();
   buffer_.commit(bytes);
   if (!header_done_) {
     if (phase_ != Phase::kHeader) SetPhase(Phase::kHeader);
@@ -632,6 +635,12 @@ void Session::Dispatch() {
     request.headers.Add(std::string(Sv(field.name_string())), std::string(Sv(field.value())));
   }
   request.body = std::make_shared<std::string>(std::move(msg.body()));
+  if (recv_start_ != Clock::time_point{}) {
+    request.recv_start_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(recv_start_.time_since_epoch())
+            .count());
+    recv_start_ = Clock::time_point{};  // the next request's first read sets it again
+  }
   auto responder = std::make_shared<Responder>(core_->gate, weak_from_this(), seq);
   try {
     core_->handler(request, responder);

@@ -63,6 +63,9 @@ struct HttpRequest {
   // Set by the transport: cancelled when the client disconnects before this request's reply is
   // written (a handler gives it to the inference request). Null when nobody can tell.
   std::shared_ptr<CancelToken> cancel_token;
+  // Steady-clock nanoseconds when the server read the request's first bytes (0: not known, e.g.
+  // a pipelined request that was already buffered); the trace extension's HTTP_RECV_START.
+  uint64_t recv_start_ns = 0;
 
   std::string_view Path() const;
   std::string_view Query() const;  // without the '?'; empty when absent

@@ -2,6 +2,7 @@
 
 #include "common/logging.h"
 #include "core/server/inference_server.h"
+#include "core/stats/model_stats.h"
 #include "frontends/http/binary_data_codec.h"
 #include "frontends/http/compression.h"
 #include "frontends/http/json_request_codec.h"
@@ -74,10 +75,30 @@ HttpResponse InferFailed(const std::string& id, const Status& status) {
   return ErrorResponse(status);
 }
 
+// Kept alive by a traced reply's body, which lives until the reply is written: its release records
+// HTTP_SEND_END.
+std::shared_ptr<const void> SendEndMarker(std::shared_ptr<trace::Trace> trace) {
+  return std::shared_ptr<const void>(nullptr, [trace = std::move(trace)](const void*) {
+    trace->Capture("HTTP_SEND_END", NowNs());
+  });
+}
+
+// Samples the request as Triton's HTTP frontend does, before the core sees it, and records when
+// it was received (HTTP_RECV_START is the first read of the request when the server knows it).
+void TraceReceive(InferenceServer& server, const HttpRequest& http, uint64_t recv_end_ns,
+                  InferenceRequest* request) {
+  request->trace = server.tracer().Sample(request->model_name);
+  if (request->trace == nullptr) return;
+  if (http.recv_start_ns != 0) request->trace->Capture("HTTP_RECV_START", http.recv_start_ns);
+  request->trace->Capture("HTTP_RECV_END", recv_end_ns);
+}
+
 }  // namespace
 
 void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, HttpRequest& request,
                  const RouteParams& params, std::shared_ptr<HttpResponder> responder) {
+  // The trace extension, only while it is on somewhere: the body has been read by now.
+  const uint64_t recv_end_ns = server->tracer().MaybeEnabled() ? NowNs() : 0;
   if (auto coding = ParseContentEncoding(request.headers.Find("Content-Encoding")); !coding.ok()) {
     // Triton answers 415 Unsupported Media Type here, outside its usual status mapping.
     HttpResponse r = InferFailed("", coding.status());
@@ -89,6 +110,7 @@ void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, Htt
   if (!model.ok()) return responder->Send(InferFailed("", model.status()));
   StatusOr<DecodedInferRequest> decoded = Decode(*model, request, params, options.max_input_size);
   if (!decoded.ok()) return responder->Send(InferFailed("", decoded.status()));
+  if (recv_end_ns != 0) TraceReceive(*server, request, recv_end_ns, decoded->request.get());
   const ContentCoding reply_coding = ChooseResponseCoding(request.headers.Find("Accept-Encoding"));
   const bool binary_default = decoded->binary_output_default;
   std::string id = decoded->request->id;
@@ -96,6 +118,7 @@ void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, Htt
   // Run the model on this I/O thread when an instance is idle and a slot is free: no hand-off to
   // an executor and back. At least one I/O thread always stays out of it (see inline_slots).
   InferOptions infer_options;
+  infer_options.trace_sampled = recv_end_ns != 0;
   std::atomic<int>* slots = options.inline_slots.get();
   if (slots != nullptr && slots->fetch_sub(1, std::memory_order_acq_rel) > 0) {
     infer_options.allow_inline = true;
@@ -114,9 +137,13 @@ void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, Htt
         responder->SendDeferred([shared, reply_coding, binary_default, id]() -> HttpResponse {
           if (!shared->ok()) return InferFailed(id, shared->status());
           std::shared_ptr<const InferenceResponse> response = std::move(**shared);
+          std::shared_ptr<trace::Trace> trace =
+              response->request != nullptr ? response->request->trace : nullptr;
+          if (trace != nullptr) trace->Capture("HTTP_SEND_START", NowNs());
           StatusOr<HttpResponse> http = EncodeInferResponse(std::move(response), binary_default);
           if (!http.ok()) return InferFailed(id, http.status());
           CompressResponse(reply_coding, &*http);
+          if (trace != nullptr) http->body.KeepAlive(SendEndMarker(std::move(trace)));
           return std::move(*http);
         });
       },

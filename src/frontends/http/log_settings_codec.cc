@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "frontends/http/json_writer.h"
+#include "frontends/http/settings_body.h"
 
 namespace nereid {
 namespace {
@@ -23,14 +24,9 @@ StatusOr<std::optional<bool>> OptionalBool(const rapidjson::Value& doc, const ch
 
 StatusOr<logging::SettingsUpdate> DecodeLogSettingsRequest(std::string_view body) {
   logging::SettingsUpdate update;
-  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return update;
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
-  if (doc.HasParseError()) {
-    return InvalidArgument("failed to parse the request JSON buffer: offset " +
-                           std::to_string(doc.GetErrorOffset()));
-  }
-  if (!doc.IsObject()) return InvalidArgument("the request body must be a JSON object");
+  NEREID_ASSIGN_OR_RETURN(bool present, ParseSettingsBody(body, &doc));
+  if (!present) return update;
   auto file = doc.FindMember("log_file");
   if (file != doc.MemberEnd() && !file->value.IsNull()) {
     return Unsupported("log file location can not be updated through network protocol");

@@ -7,6 +7,7 @@
 
 #include "common/error_text.h"
 #include "frontends/http/base64.h"
+#include "frontends/http/settings_body.h"
 
 namespace nereid {
 namespace {
@@ -14,14 +15,7 @@ namespace {
 // The body as a JSON object, or a null document for an empty body.
 StatusOr<std::unique_ptr<rapidjson::Document>> ParseBody(std::string_view body) {
   auto doc = std::make_unique<rapidjson::Document>();
-  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return doc;
-  // Iterative parsing: no recursion however deep the document nests.
-  doc->Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
-  if (doc->HasParseError()) {
-    return InvalidArgument("failed to parse the request JSON buffer: offset " +
-                           std::to_string(doc->GetErrorOffset()));
-  }
-  if (!doc->IsObject()) return InvalidArgument("the request body must be a JSON object");
+  NEREID_RETURN_IF_ERROR(ParseSettingsBody(body, doc.get()).status());
   return doc;
 }
 
