@@ -258,6 +258,56 @@ class TritonPythonModel:
 '''
 
 
+# A non-decoupled model answering through its response sender, as Triton's Python backend allows
+# (python_backend response_sender.cc): MODE 0 sends the reply then a flags-only FINAL, 1 sends it
+# with FINAL, 2 sends two replies, 3 sends FINAL first, 4 sends a reply and returns one too.
+SENDER_ONE = '''
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        returned = []
+        for request in requests:
+            mode = int(pb_utils.get_input_tensor_by_name(request, "MODE").as_numpy()[0])
+            sender = request.get_response_sender()
+            reply = pb_utils.InferenceResponse(
+                [pb_utils.Tensor("OUT", np.array([10 + mode], dtype=np.int32))])
+            returned.append(None)
+            if mode == 0:
+                sender.send(reply)
+                sender.send(flags=FINAL)
+            elif mode == 1:
+                sender.send(reply, flags=FINAL)
+            elif mode == 2:
+                sender.send(reply)
+                sender.send(reply)
+            elif mode == 3:
+                sender.send(flags=FINAL)
+            else:
+                sender.send(reply)
+                returned[-1] = reply
+        return returned
+'''
+
+# A decoupled model that keeps its senders and never sends FINAL (issue 17, "Bad input").
+NEVER_FINAL = '''
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.kept = []
+
+    def execute(self, requests):
+        self.kept.extend(r.get_response_sender() for r in requests)
+        return None
+'''
+
+
 def write_all(root):
     models = {
         "add_sub_py": (config("add_sub_py", [io("INPUT0", "TYPE_FP32", [4]),
@@ -286,6 +336,8 @@ def write_all(root):
         "decoupled_py": (config("decoupled_py", [io("IN", "TYPE_INT32", [1])],
                                 [io("OUT", "TYPE_INT32", [1])],
                                 extra="model_transaction_policy { decoupled: true }"), DECOUPLED),
+        "sender_one_py": (config("sender_one_py", [io("MODE", "TYPE_INT32", [1])],
+                                 [io("OUT", "TYPE_INT32", [1])]), SENDER_ONE),
     }
     bare = 'backend: "python"\n'
     models["autocomplete_py"] = (bare, AUTOCOMPLETE)

@@ -17,7 +17,7 @@ import pytest
 
 from cancel_support import canceled, executions, wait_for
 from client_support import (GrpcServer, InferenceServerException, grpcclient, grpcclient_aio,
-                            httpclient_aio)
+                            httpclient, httpclient_aio)
 from ensemble_repo import ensemble, identity, step, write_model
 from test_client_decoupled import REPEAT_CONFIG, final_flag, repeat_inputs
 
@@ -208,3 +208,54 @@ def test_http_client_that_stays_gets_its_reply(server):
         s.close()
     assert canceled(server, model) == before[0]
     assert executions(server, model) == before[1] + 2
+
+
+# ------------------------------------------------------------------ sequences (Triton's rule)
+
+@pytest.mark.parametrize("later", ["grpc", "http"])
+def test_cancelled_sequence_request_cancels_the_sequences_later_requests(server, later):
+    """As Triton's sequence batcher (ReleaseSequenceSlot): when a sequence's oldest queued request
+    is cancelled, it and every request queued behind it are answered CANCELLED and the sequence
+    is forgotten, so its next request needs START again."""
+    model, corrid = "slow_sequence", 4200 + (later == "http")
+    before = (canceled(server, model), executions(server, model))
+    first = grpcclient.InferenceServerClient(server.target())
+    running = threading.Thread(target=lambda: first.infer(
+        model, four(grpcclient, 1), sequence_id=corrid, sequence_start=True))
+    running.start()
+    time.sleep(0.2)  # the START request runs; the next ones of the sequence queue behind it
+    stream = grpcclient.InferenceServerClient(server.target())
+    stream.start_stream(callback=lambda result, error: None)
+    stream.async_stream_infer(model, four(grpcclient, 2), sequence_id=corrid, request_id="cut")
+    time.sleep(0.2)
+    errors = []
+
+    def third():
+        module = grpcclient if later == "grpc" else httpclient
+        url = server.target() if later == "grpc" else f"127.0.0.1:{server.port}"
+        c = module.InferenceServerClient(url)
+        try:
+            c.infer(model, four(module, 3), sequence_id=corrid, sequence_end=True)
+        except InferenceServerException as e:
+            errors.append(e)
+        finally:
+            c.close()
+
+    behind = threading.Thread(target=third)
+    behind.start()
+    time.sleep(0.2)
+    stream.stop_stream(cancel_requests=True)  # cancels the stream's request only
+    stream.close()
+    running.join()
+    behind.join()
+    first.close()
+    assert len(errors) == 1 and "Request was cancelled" in str(errors[0]), errors
+    wait_for(lambda: canceled(server, model) == before[0] + 2, "two CANCELED failures")
+    time.sleep(SLOW_MS / 1000 + 0.3)
+    assert executions(server, model) == before[1] + 1  # only the START request ran
+    c = grpcclient.InferenceServerClient(server.target())
+    with pytest.raises(InferenceServerException) as e:
+        c.infer(model, four(grpcclient, 4), sequence_id=corrid, sequence_end=True)
+    assert (f"inference request for sequence {corrid} to model '{model}' must specify the START "
+            "flag on the first request of the sequence") in str(e.value)
+    c.close()

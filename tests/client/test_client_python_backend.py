@@ -373,3 +373,61 @@ def test_bls_errors_reach_model_py(server):
             bls(c, module_of(name), [1, 2, 3, 4], model="no_such_model")
         assert e.value.message().startswith("BLS failed: Request for unknown model"), \
             e.value.message()
+
+
+# ----------------------------------------------------- a non-decoupled model's response sender
+
+def mode_input(module, mode):
+    t = module.InferInput("MODE", [1], "INT32")
+    t.set_data_from_numpy(np.array([mode], dtype=np.int32))
+    return [t]
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_non_decoupled_sender_reply_and_final_make_one_reply(server, mode):
+    """Mode 0 sends the reply, then a flags-only FINAL: the client gets one reply (Triton's
+    frontends do the same); mode 1 sends the reply with FINAL."""
+    for name, c in clients(server):
+        result = c.infer("sender_one_py", mode_input(module_of(name), mode))
+        assert result.as_numpy("OUT").tolist() == [10 + mode], name
+
+    async def run():
+        for name, c in aio_clients(server):
+            try:
+                result = await c.infer("sender_one_py", mode_input(module_of(name), mode))
+                assert result.as_numpy("OUT").tolist() == [10 + mode], name
+            finally:
+                await c.close()
+    asyncio.run(run())
+
+    results = queue.Queue()
+    c = grpcclient.InferenceServerClient(server.target())
+    c.start_stream(callback=lambda result, error: results.put((result, error)))
+    try:
+        c.async_stream_infer("sender_one_py", mode_input(grpcclient, mode), request_id="s",
+                             enable_empty_final_response=True)
+        result, error = results.get(timeout=20)
+        assert error is None, error
+        assert result.as_numpy("OUT").tolist() == [10 + mode]
+        assert result.get_response().parameters["triton_final_response"].bool_param
+        time.sleep(0.3)
+        assert results.empty()  # one reply, no separate flags-only FINAL
+    finally:
+        c.stop_stream()
+        c.close()
+
+
+@pytest.mark.parametrize("mode,text", [
+    (2, "Unable to send response. Non-decoupled model cannot send more than one response."),
+    (3, "Unable to send response. Non-decoupled model cannot send complete final before "
+        "sending a response."),
+    (4, "Unable to send response. Non-decoupled model cannot send more than one response."),
+])
+def test_non_decoupled_sender_refuses_a_second_reply(server, mode, text):
+    for name, c in clients(server):
+        with pytest.raises(InferenceServerException) as e:
+            c.infer("sender_one_py", mode_input(module_of(name), mode))
+        assert text in str(e.value), (name, str(e.value))
+    # The model keeps serving.
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    assert h.infer("sender_one_py", mode_input(httpclient, 0)).as_numpy("OUT").tolist() == [10]

@@ -141,6 +141,7 @@ class Stub:
         self.model_file = model_file
         self.model = None
         self.decoupled = False
+        self.collected = {}  # request index -> response a non-decoupled model sent
         self.execute_thread = None  # the thread inside execute(), which may make BLS calls
 
     # Called by pb_utils.
@@ -225,18 +226,39 @@ class Stub:
             requests.append(req)
         return requests
 
+    def collect_response(self, index, response):
+        """A non-decoupled model's response sent through its sender (one per request)."""
+        self.collected[index] = response
+
     def execute(self, msg, payload):
         requests = self.make_requests(msg, payload)
-        result = self.model.execute(requests)
-        if hasattr(result, "__await__"):
-            import asyncio
-            result = asyncio.run(_await(result))
+        self.collected = {}
+        try:
+            result = self.model.execute(requests)
+            if hasattr(result, "__await__"):
+                import asyncio
+                result = asyncio.run(_await(result))
+        finally:
+            if not self.decoupled:  # the reply is formed below: later sends are refused
+                for r in requests:
+                    if r._sender is not None:
+                        r._sender._closed = True
         inst = msg.get("instance", "")
         if self.decoupled:
             if result is not None:
                 return {"op": "error", "message": f"Python model '{inst}' is using the decoupled "
                         "mode and the execute function must return None."}, []
             return {"op": "done"}, []
+        if result is None and self.collected:  # every reply went through the senders
+            result = [None] * len(requests)
+        if isinstance(result, list) and self.collected:
+            result = list(result)
+            for i, response in self.collected.items():
+                if i < len(result) and result[i] is not None:
+                    return {"op": "error", "message": "Unable to send response. Non-decoupled "
+                            "model cannot send more than one response."}, []
+                if i < len(result):
+                    result[i] = response
         if not isinstance(result, list):
             return {"op": "error", "message": "Expected a list in the execute return, found type "
                     f"'{type(result).__name__}'."}, []

@@ -195,8 +195,20 @@ class InferenceResponseSender:
     def __init__(self, index):
         self._index = index
         self._closed = False
+        self._sent = 0  # responses and flags-only FINALs sent so far
 
     def send(self, response=None, flags=0):
+        decoupled = _stub is None or _stub.decoupled
+        if not decoupled:  # Triton's checks (python_backend response_sender.cc) come first
+            if response is not None and self._sent > 0:
+                raise TritonModelException(
+                    "Unable to send response. Non-decoupled model cannot send more than one "
+                    "response.")
+            if response is None and flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL and \
+                    self._sent == 0:
+                raise TritonModelException(
+                    "Unable to send response. Non-decoupled model cannot send complete final "
+                    "before sending a response.")
         if self._closed:
             raise TritonModelException("Unable to send response. Response sender has been closed.")
         if response is not None and not isinstance(response, InferenceResponse):
@@ -208,7 +220,11 @@ class InferenceResponseSender:
                 "zero.")
         if flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL:
             self._closed = True
-        _stub.send_response(self._index, response, flags)
+        self._sent += 1
+        if decoupled:
+            _stub.send_response(self._index, response, flags)
+        elif response is not None:  # becomes the request's one reply when execute returns
+            _stub.collect_response(self._index, response)
 
     def is_cancelled(self):
         return False
@@ -262,10 +278,9 @@ class InferenceRequest:
         return False
 
     def get_response_sender(self):
-        if self._index < 0 or _stub is None or not _stub.decoupled:
+        if self._index < 0 or _stub is None:
             raise TritonModelException(
-                "Unable to get the response sender: the model is not using the decoupled "
-                "transaction policy.")
+                "Unable to get the response sender: the request was not given to execute().")
         if self._sender is None:
             self._sender = InferenceResponseSender(self._index)
         return self._sender
