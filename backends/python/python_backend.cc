@@ -226,6 +226,10 @@ class PythonInstance final : public backend::ModelInstance {
           NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, payload, deadline)));
           continue;
         }
+        if (m->op == "is_cancelled") {
+          NEREID_RETURN_IF_ERROR(Channel(AnswerCancelled(*m, args.senders)));
+          continue;
+        }
         if (m->op == "error") return Failed(m->message);
         return Channel(Internal("unexpected '" + m->op + "' message"));
       }
@@ -298,6 +302,20 @@ class PythonInstance final : public backend::ModelInstance {
     return stub_->Write(header, chunks);
   }
 
+  // Answers request.is_cancelled(): the state of the request's response sender (decoupled
+  // models; a request of another model has no sender and is never seen as cancelled).
+  Status AnswerCancelled(const StubMessage& m,
+                         std::span<const std::shared_ptr<backend::ResponseSender>> senders) {
+    bool cancelled = false;
+    if (!senders.empty()) {
+      if (m.request < 0 || static_cast<size_t>(m.request) >= senders.size()) {
+        return Internal("is_cancelled for an unknown request");
+      }
+      cancelled = senders[static_cast<size_t>(m.request)]->IsCancelled();
+    }
+    return stub_->Write(EncodeCancelled(m.tag, cancelled), {});
+  }
+
   // Reads the payload of a "result" straight into the core's output buffers.
   Status WriteOutputs(const StubMessage& m, uint64_t payload_size, const backend::ExecuteArgs& args,
                       std::chrono::steady_clock::time_point deadline) {
@@ -349,6 +367,8 @@ class PythonInstance final : public backend::ModelInstance {
         done = true;
       } else if (m->op == "bls") {
         NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, f->payload, deadline)));
+      } else if (m->op == "is_cancelled") {
+        NEREID_RETURN_IF_ERROR(Channel(AnswerCancelled(*m, args.senders)));
       } else if (m->op == "error") {
         return Failed(m->message);
       } else if (m->op == "send") {

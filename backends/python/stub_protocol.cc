@@ -146,9 +146,12 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
   StatusOr<int64_t> level = IntMember(doc, "level", 0);
   StatusOr<int64_t> request = IntMember(doc, "request", 0);
   StatusOr<int64_t> flags = IntMember(doc, "flags", 0);
-  if (!level.ok() || !request.ok() || !flags.ok() || *flags < 0 || *flags > 0xffffffff) {
-    return Bad("malformed 'level', 'request' or 'flags'");
+  StatusOr<int64_t> tag = IntMember(doc, "tag", 0);
+  if (!level.ok() || !request.ok() || !flags.ok() || !tag.ok() || *flags < 0 ||
+      *flags > 0xffffffff) {
+    return Bad("malformed 'level', 'request', 'flags' or 'tag'");
   }
+  m.tag = *tag;
   m.level = static_cast<int>(*level);
   m.request = *request;
   m.flags = static_cast<uint32_t>(*flags);
@@ -181,7 +184,7 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
       m.inputs.push_back(std::move(t));
     }
   } else if (m.op != "ok" && m.op != "error" && m.op != "log" && m.op != "done" &&
-             m.op != "config") {
+             m.op != "config" && m.op != "is_cancelled") {
     return Bad("unknown op '" + m.op + "'");
   }
   return m;
@@ -227,6 +230,20 @@ int TritonErrorCodeOf(StatusCode code) {
     default:
       return 1;
   }
+}
+
+std::string EncodeCancelled(int64_t tag, bool cancelled) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("op");
+  w.String("cancelled");
+  w.Key("tag");
+  w.Int64(tag);
+  w.Key("cancelled");
+  w.Bool(cancelled);
+  w.EndObject();
+  return buf.GetString();
 }
 
 std::string EncodeBlsResult(const Status& error, std::span<const backend::InferTensor> outputs) {

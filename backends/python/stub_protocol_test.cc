@@ -104,6 +104,17 @@ TEST(StubProtocol, ParsesABlsRequest) {
   EXPECT_FALSE(ParseStubMessage(R"({"op":"bls","requested":[1],"inputs":[]})", 0).ok());
 }
 
+TEST(StubProtocol, ParsesIsCancelledAndEncodesTheAnswer) {
+  StatusOr<StubMessage> m = ParseStubMessage(R"({"op":"is_cancelled","request":2,"tag":7})", 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->op, "is_cancelled");
+  EXPECT_EQ(m->request, 2);
+  EXPECT_EQ(m->tag, 7);
+  EXPECT_FALSE(ParseStubMessage(R"({"op":"is_cancelled","tag":"x"})", 0).ok());
+  EXPECT_EQ(EncodeCancelled(7, true), R"({"op":"cancelled","tag":7,"cancelled":true})");
+  EXPECT_EQ(EncodeCancelled(-1, false), R"({"op":"cancelled","tag":-1,"cancelled":false})");
+}
+
 TEST(StubProtocol, EncodesBlsResults) {
   const backend::InferTensor outputs[] = {{"A", DataType::kInt32, {1}, std::string(4, 'a')},
                                           {"B", DataType::kInt32, {2}, std::string(8, 'b')}};

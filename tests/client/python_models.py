@@ -257,6 +257,40 @@ class TritonPythonModel:
         return None
 '''
 
+# Decoupled: one response, then polls is_cancelled() until the client cancels (or 2.5 s, below
+# the fixture's 3 s stub timeout) and logs what it saw. IN 0 polls request.is_cancelled() inside
+# execute; IN 1 polls sender.is_cancelled() from a thread after execute returned.
+CANCELLABLE = '''
+import threading
+import time
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+def wait_for_cancel(request, poll):
+    sender = request.get_response_sender()
+    sender.send(pb_utils.InferenceResponse([pb_utils.Tensor("OUT", np.array([1], dtype=np.int32))]))
+    deadline = time.monotonic() + 2.5
+    while time.monotonic() < deadline and not poll():
+        time.sleep(0.01)
+    seen = poll()
+    pb_utils.Logger.log_info(f"cancel_py {request.request_id()} cancelled={seen}")
+    sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:
+            mode = int(pb_utils.get_input_tensor_by_name(request, "IN").as_numpy()[0])
+            if mode == 0:
+                wait_for_cancel(request, request.is_cancelled)
+            else:
+                sender = request.get_response_sender()
+                threading.Thread(target=wait_for_cancel,
+                                 args=(request, sender.is_cancelled)).start()
+        return None
+'''
+
 
 def write_all(root):
     models = {
@@ -286,6 +320,9 @@ def write_all(root):
         "decoupled_py": (config("decoupled_py", [io("IN", "TYPE_INT32", [1])],
                                 [io("OUT", "TYPE_INT32", [1])],
                                 extra="model_transaction_policy { decoupled: true }"), DECOUPLED),
+        "cancel_py": (config("cancel_py", [io("IN", "TYPE_INT32", [1])],
+                             [io("OUT", "TYPE_INT32", [1])],
+                             extra="model_transaction_policy { decoupled: true }"), CANCELLABLE),
     }
     bare = 'backend: "python"\n'
     models["autocomplete_py"] = (bare, AUTOCOMPLETE)

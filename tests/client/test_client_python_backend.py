@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
-                            grpcclient, httpclient)
+                            grpcclient, grpcclient_aio, httpclient)
 import python_models
 
 
@@ -270,6 +270,52 @@ def test_decoupled_responses_through_the_sender(server):
     finals = [r.get_response().id for r, e in got
               if e is None and r.get_response().parameters["triton_final_response"].bool_param]
     assert sorted(finals) == ["a", "b"]
+
+
+def wait_for_log(server, text, seconds=5):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if text in server.stderr():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"{text!r} not in the server log: {server.stderr()[-3000:]}")
+
+
+@pytest.mark.parametrize("mode", [0, 1])  # 0: request.is_cancelled() in execute; 1: sender's
+def test_is_cancelled_sees_a_cancelled_grpc_stream(server, mode):
+    results = queue.Queue()
+    c = grpcclient.InferenceServerClient(server.target())
+    c.start_stream(callback=lambda result, error: results.put((result, error)))
+    t = grpcclient.InferInput("IN", [1], "INT32")
+    t.set_data_from_numpy(np.array([mode], dtype=np.int32))
+    c.async_stream_infer("cancel_py", [t], request_id=f"cancel{mode}")
+    r, e = results.get(timeout=20)
+    assert e is None and r.as_numpy("OUT").tolist() == [1]
+    c.stop_stream(cancel_requests=True)
+    c.close()
+    wait_for_log(server, f"cancel_py cancel{mode} cancelled=True")
+
+
+def test_is_cancelled_is_false_while_the_stream_lives(server):
+    async def run():
+        client = grpcclient_aio.InferenceServerClient(server.target())
+
+        async def requests():
+            yield {"model_name": "cancel_py", "inputs": [inp], "request_id": "kept"}
+            await asyncio.sleep(4)  # keeps the stream open past the model's 2.5 s poll
+
+        inp = grpcclient_aio.InferInput("IN", [1], "INT32")
+        inp.set_data_from_numpy(np.array([1], dtype=np.int32))
+        got = []
+        try:  # the stream ends once the requests end (4 s) and the model sent its FINAL
+            async for result, error in client.stream_infer(requests()):
+                assert error is None
+                got.append(result.as_numpy("OUT").tolist())
+        finally:
+            await client.close()
+        assert got == [[1]]
+    asyncio.run(run())
+    wait_for_log(server, "cancel_py kept cancelled=False")
 
 
 @pytest.mark.parametrize("setting,text", [

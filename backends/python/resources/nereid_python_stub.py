@@ -28,6 +28,11 @@ class Channel:
         self.write_lock = threading.Lock()
         self.buf = bytearray(1 << 16)
         self.start = self.end = 0
+        self.read_cond = threading.Condition()
+        self.reading = False  # a thread is reading the socket (read())
+        self.untagged = []    # frames read for the thread that waits for untagged ones
+        self.answers = {}     # tag -> frame
+        self.next_tag = 0
 
     def fill(self):
         """Reads what the socket has (at least one byte) into the buffer."""
@@ -63,7 +68,7 @@ class Channel:
             have += k
         return out
 
-    def read(self):
+    def read_frame(self):
         while self.end - self.start < _HEADER.size:
             self.fill()
         json_size, payload_size = _HEADER.unpack_from(self.buf, self.start)
@@ -71,6 +76,44 @@ class Channel:
         header = json.loads(self.read_exact(json_size))
         payload = self.read_exact(payload_size) if payload_size else bytearray()
         return header, payload
+
+    def read(self, tag=None):
+        """The next frame without a "tag" (tag None), or the answer carrying `tag`.
+
+        Several threads may wait at once (the serve loop, execute, threads model.py started): one
+        of them reads the socket at a time and files answers meant for others by their tag."""
+        while True:
+            with self.read_cond:
+                while True:
+                    if tag is None and self.untagged:
+                        return self.untagged.pop(0)
+                    if tag is not None and tag in self.answers:
+                        return self.answers.pop(tag)
+                    if not self.reading:
+                        break
+                    self.read_cond.wait()
+                self.reading = True
+            frame = None
+            try:
+                frame = self.read_frame()
+            finally:
+                with self.read_cond:
+                    self.reading = False
+                    if frame is not None:
+                        got = frame[0].get("tag")
+                        if got is not None:
+                            self.answers[got] = frame
+                        else:
+                            self.untagged.append(frame)
+                    self.read_cond.notify_all()
+
+    def call(self, header):
+        """Writes `header` with a new tag and returns the answer with that tag."""
+        with self.read_cond:
+            self.next_tag += 1
+            tag = self.next_tag
+        self.write(dict(header, tag=tag))
+        return self.read(tag)
 
     def write(self, header, chunks=()):
         body = json.dumps(header).encode("utf-8")
@@ -169,6 +212,12 @@ class Stub:
                 msg["error"]["message"], msg["error"].get("code", 1)))
         return pb_utils.InferenceResponse([pb_utils.Tensor(d["name"], to_array(d, payload))
                                            for d in msg.get("outputs", [])])
+
+    def is_cancelled(self, index):
+        """request.is_cancelled(): asks the server whether the client gave up on request
+        `index` of the current execution."""
+        answer, _ = self.channel.call({"op": "is_cancelled", "request": index})
+        return bool(answer.get("cancelled"))
 
     def send_response(self, index, response, flags):
         chunks = []

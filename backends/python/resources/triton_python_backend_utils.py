@@ -195,6 +195,7 @@ class InferenceResponseSender:
     def __init__(self, index):
         self._index = index
         self._closed = False
+        self._cancelled = False
 
     def send(self, response=None, flags=0):
         if self._closed:
@@ -211,7 +212,14 @@ class InferenceResponseSender:
         _stub.send_response(self._index, response, flags)
 
     def is_cancelled(self):
-        return False
+        """True once the client gave up on this request (decoupled models: a cancelled gRPC
+        stream or call, a closed HTTP connection)."""
+        # After FINAL the server may have stopped listening for this execution: the last state
+        # seen is kept.
+        if _stub is None or self._closed:
+            return self._cancelled
+        self._cancelled = self._cancelled or _stub.is_cancelled(self._index)
+        return self._cancelled
 
 
 class InferenceRequest:
@@ -259,7 +267,11 @@ class InferenceRequest:
         return self._model_name
 
     def is_cancelled(self):
-        return False
+        """True once the client gave up on this request (decoupled models, whose requests have
+        a response sender; always False for other models and for BLS requests)."""
+        if self._index < 0 or _stub is None or not _stub.decoupled:
+            return False
+        return self.get_response_sender().is_cancelled()
 
     def get_response_sender(self):
         if self._index < 0 or _stub is None or not _stub.decoupled:
