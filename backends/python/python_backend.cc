@@ -148,8 +148,9 @@ class PythonInstance final : public backend::ModelInstance {
           return NotHealthy();
         }
       }
+      broken_ = false;
       Status s = RunOnStub(args);
-      if (s.code() == StatusCode::kUnavailable) {  // the stub died, hung or sent garbage
+      if (broken_) {  // the stub died, hung or sent garbage
         Log(*model_->settings, backend::LogLevel::kError,
             "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
                 ") " + std::string(s.message()) + "; restarting it");
@@ -178,9 +179,12 @@ class PythonInstance final : public backend::ModelInstance {
                     "', message: " + message);
   }
 
-  // Any error of the channel is Unavailable (the caller restarts the stub).
-  static Status Channel(const Status& s) {
-    return s.ok() ? s : Status(StatusCode::kUnavailable, std::string(s.message()));
+  // Any error of the channel marks the stub broken (Execute restarts it). Not told by the code:
+  // a model's own TritonError may be UNAVAILABLE too.
+  Status Channel(const Status& s) {
+    if (s.ok()) return s;
+    broken_ = true;
+    return Status(StatusCode::kUnavailable, std::string(s.message()));
   }
 
   Status RunOnStub(const backend::ExecuteArgs& args) {
@@ -275,6 +279,7 @@ class PythonInstance final : public backend::ModelInstance {
     call.model_version = m.model_version;
     call.id = m.request_id;
     call.requested_outputs = m.requested_outputs;
+    call.timeout_us = m.timeout_us;
     std::vector<backend::TensorRef> inputs;
     for (const TensorDesc& t : m.inputs) {
       inputs.push_back(
@@ -401,6 +406,7 @@ class PythonInstance final : public backend::ModelInstance {
   const std::shared_ptr<const ModelShared> model_;
   const backend::InstanceOptions options_;
   std::unique_ptr<StubProcess> stub_;
+  bool broken_ = false;  // set by Channel() during one Execute
 };
 
 class PythonModel final : public backend::Model {

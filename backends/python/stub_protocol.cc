@@ -170,6 +170,9 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
     StatusOr<int64_t> version = IntMember(doc, "model_version", -1);
     if (!version.ok()) return Bad("malformed 'model_version'");
     m.model_version = *version;
+    StatusOr<int64_t> timeout = IntMember(doc, "timeout", 0);
+    if (!timeout.ok() || *timeout < 0) return Bad("malformed 'timeout'");
+    m.timeout_us = static_cast<uint64_t>(*timeout);
     if (const rapidjson::Value* req = FindMember(doc, "requested"); req != nullptr) {
       if (!req->IsArray()) return Bad("'requested' is not an array");
       for (const rapidjson::Value& r : req->GetArray()) {

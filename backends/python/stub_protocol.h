@@ -74,6 +74,7 @@ struct StubMessage {
   std::string request_id;
   std::vector<std::string> requested_outputs;
   std::vector<TensorDesc> inputs;
+  uint64_t timeout_us = 0;  // InferenceRequest(timeout=...), microseconds
 };
 
 // Parses and checks one message: every tensor lies inside a payload of `payload_size` bytes, has

@@ -104,6 +104,20 @@ TEST(StubProtocol, ParsesABlsRequest) {
   EXPECT_FALSE(ParseStubMessage(R"({"op":"bls","requested":[1],"inputs":[]})", 0).ok());
 }
 
+TEST(StubProtocol, ParsesABlsTimeout) {
+  StatusOr<StubMessage> m =
+      ParseStubMessage(R"({"op":"bls","model_name":"m","timeout":1500,"inputs":[]})", 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->timeout_us, 1500u);
+  StatusOr<StubMessage> none = ParseStubMessage(R"({"op":"bls","model_name":"m","inputs":[]})", 0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->timeout_us, 0u);
+  EXPECT_FALSE(
+      ParseStubMessage(R"({"op":"bls","model_name":"m","timeout":-1,"inputs":[]})", 0).ok());
+  EXPECT_FALSE(
+      ParseStubMessage(R"({"op":"bls","model_name":"m","timeout":"x","inputs":[]})", 0).ok());
+}
+
 TEST(StubProtocol, ParsesIsCancelledAndEncodesTheAnswer) {
   StatusOr<StubMessage> m = ParseStubMessage(R"({"op":"is_cancelled","request":2,"tag":7})", 0);
   ASSERT_TRUE(m.ok()) << m.status().message();

@@ -189,8 +189,10 @@ class TritonPythonModel:
         return None
 """
 
-# BLS: calls add_sub_py (or MODEL) through the server; MODE 1 awaits async_exec in async execute.
+# BLS: calls add_sub_py (or MODEL) through the server; X[0] < 0 awaits async_exec in async
+# execute; the request parameter "bls_timeout" becomes the call's timeout (microseconds).
 BLS = """
+import json
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
@@ -204,7 +206,8 @@ class TritonPythonModel:
             call = pb_utils.InferenceRequest(
                 model_name=model, requested_output_names=["OUTPUT0"],
                 inputs=[pb_utils.Tensor("INPUT0", x.reshape(1, 4)),
-                        pb_utils.Tensor("INPUT1", np.ones((1, 4), dtype=np.float32))])
+                        pb_utils.Tensor("INPUT1", np.ones((1, 4), dtype=np.float32))],
+                timeout=json.loads(request.parameters()).get("bls_timeout", 0))
             result = await call.async_exec() if x[0] < 0 else call.exec()
             if result.has_error():
                 responses.append(pb_utils.InferenceResponse(error=pb_utils.TritonError(
@@ -300,6 +303,17 @@ def write_all(root):
                               max_batch_size=8,
                               extra="dynamic_batching { max_queue_delay_microseconds: 20000 }"),
                        ADD_SUB),
+        # add_sub_py behind a long batching delay and a queue policy that honours a request's
+        # timeout (BLS timeouts).
+        "queued_add_sub_py": (
+            config("queued_add_sub_py", [io("INPUT0", "TYPE_FP32", [4]),
+                                         io("INPUT1", "TYPE_FP32", [4])],
+                   [io("OUTPUT0", "TYPE_FP32", [4]), io("OUTPUT1", "TYPE_FP32", [4])],
+                   max_batch_size=8,
+                   extra="dynamic_batching { max_queue_delay_microseconds: 300000 "
+                         "default_queue_policy { timeout_action: REJECT "
+                         "default_timeout_microseconds: 10000000 allow_timeout_override: true } }"),
+            ADD_SUB),
         "batch_py": (config("batch_py", [io("X", "TYPE_INT32", [1])],
                             [io("DOUBLE", "TYPE_INT32", [1]), io("COUNT", "TYPE_INT32", [1]),
                              io("META", "TYPE_STRING", [1])], max_batch_size=8,

@@ -394,12 +394,55 @@ def test_auto_complete_config_errors(server):
         reasons["autocomplete_conflict_py"]
 
 
-def bls(c, module, x, model="add_sub_py"):
+def bls_inputs(module, x, model="add_sub_py"):
     t = module.InferInput("X", [4], "FP32")
     t.set_data_from_numpy(np.array(x, dtype=np.float32))
     m = module.InferInput("MODEL", [1], "BYTES")
     m.set_data_from_numpy(np.array([model.encode()], dtype=np.object_))
-    return c.infer("bls_py", [t, m])
+    return [t, m]
+
+
+def bls(c, module, x, model="add_sub_py", **kw):
+    return c.infer("bls_py", bls_inputs(module, x, model), **kw)
+
+
+def test_bls_timeout_fails_the_call_with_tritons_text(server):
+    # queued_add_sub_py holds a lone request 300 ms for a batch; a 1 ms timeout expires first.
+    for name, c in clients(server):
+        m = module_of(name)
+        with pytest.raises(InferenceServerException) as e:
+            bls(c, m, [1, 2, 3, 4], "queued_add_sub_py", parameters={"bls_timeout": 1000})
+        assert e.value.message() == "BLS failed: Request timeout expired", e.value.message()
+        assert "UNAVAILABLE" in str(e.value.status()) or e.value.status() == "503"
+        ok = bls(c, m, [1, 2, 3, 4], "queued_add_sub_py", parameters={"bls_timeout": 5000000})
+        assert ok.as_numpy("Y").tolist() == [2, 3, 4, 5]
+    # A model's UNAVAILABLE TritonError is the request's error, not a broken stub.
+    assert "stub of 'bls_py_0'" not in server.stderr()
+
+
+def test_bls_timeout_aio(server):
+    async def run():
+        for name, c in aio_clients(server):
+            try:
+                with pytest.raises(InferenceServerException) as e:
+                    await c.infer("bls_py", bls_inputs(module_of(name), [-1, 0, 0, 0],
+                                                       "queued_add_sub_py"),
+                                  parameters={"bls_timeout": 1000})
+                assert e.value.message() == "BLS failed: Request timeout expired"
+            finally:
+                await c.close()
+    asyncio.run(run())
+
+
+def test_bls_bad_timeout_fails_the_request(server):
+    for name, c in clients(server):
+        with pytest.raises(InferenceServerException) as e:
+            bls(c, module_of(name), [1, 2, 3, 4], parameters={"bls_timeout": -5})
+        assert "TypeError: InferenceRequest timeout must be an integer number of microseconds " \
+               ">= 0, got -5" in e.value.message()
+    # The instance lives.
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    assert bls(h, httpclient, [1, 2, 3, 4]).as_numpy("Y").tolist() == [2, 3, 4, 5]
 
 
 def test_bls_calls_another_model_through_the_server(server):

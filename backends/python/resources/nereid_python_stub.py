@@ -202,6 +202,7 @@ class Stub:
                             "model_version": int(version) if str(version).lstrip("-").isdigit()
                             else -1,
                             "request_id": request.request_id(),
+                            "timeout": request.timeout(),
                             "requested": list(request.requested_output_names()),
                             "inputs": inputs}, chunks)
         msg, payload = self.channel.read()

@@ -235,6 +235,10 @@ class InferenceRequest:
         self._model_name = model_name
         self._model_version = model_version
         self._flags = flags
+        if isinstance(timeout, bool) or not isinstance(timeout, int) or \
+                not 0 <= timeout < 1 << 63:
+            raise TypeError("InferenceRequest timeout must be an integer number of microseconds "
+                            f">= 0, got {timeout!r}")
         self._timeout = timeout
         if parameters is None:
             parameters = {}
