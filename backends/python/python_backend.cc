@@ -302,8 +302,8 @@ class PythonInstance final : public backend::ModelInstance {
     if (result.ok()) {
       for (const auto& t : *result) chunks.emplace_back(t.data.data(), t.data.size());
     }
-    const std::string header =
-        result.ok() ? EncodeBlsResult(Status::Ok(), *result) : EncodeBlsResult(result.status(), {});
+    const std::string header = result.ok() ? EncodeBlsResult(m.tag, Status::Ok(), *result)
+                                           : EncodeBlsResult(m.tag, result.status(), {});
     return stub_->Write(header, chunks);
   }
 

@@ -249,7 +249,8 @@ std::string EncodeCancelled(int64_t tag, bool cancelled) {
   return buf.GetString();
 }
 
-std::string EncodeBlsResult(const Status& error, std::span<const backend::InferTensor> outputs) {
+std::string EncodeBlsResult(int64_t tag, const Status& error,
+                            std::span<const backend::InferTensor> outputs) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   auto str = [&](std::string_view s) {
@@ -258,6 +259,8 @@ std::string EncodeBlsResult(const Status& error, std::span<const backend::InferT
   w.StartObject();
   str("op");
   str("bls_result");
+  str("tag");
+  w.Int64(tag);
   if (!error.ok()) {
     str("error");
     w.StartObject();

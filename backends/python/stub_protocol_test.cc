@@ -132,9 +132,10 @@ TEST(StubProtocol, ParsesIsCancelledAndEncodesTheAnswer) {
 TEST(StubProtocol, EncodesBlsResults) {
   const backend::InferTensor outputs[] = {{"A", DataType::kInt32, {1}, std::string(4, 'a')},
                                           {"B", DataType::kInt32, {2}, std::string(8, 'b')}};
-  const std::string ok = EncodeBlsResult(Status::Ok(), outputs);
+  const std::string ok = EncodeBlsResult(3, Status::Ok(), outputs);
+  EXPECT_THAT(ok, HasSubstr(R"({"op":"bls_result","tag":3,)"));
   EXPECT_THAT(ok, HasSubstr(R"("name":"B","datatype":"INT32","shape":[2],"offset":4,"size":8)"));
-  const std::string err = EncodeBlsResult(NotFound("no such model"), {});
+  const std::string err = EncodeBlsResult(4, NotFound("no such model"), {});
   EXPECT_THAT(err, HasSubstr(R"("error":{"message":"no such model","code":2})"));
   EXPECT_EQ(TritonErrorCodeOf(StatusCode::kInternal), 1);
   EXPECT_EQ(StubErrorCode(TritonErrorCodeOf(StatusCode::kCancelled)), StatusCode::kCancelled);

@@ -193,6 +193,7 @@ class TritonPythonModel:
 # execute; the request parameter "bls_timeout" becomes the call's timeout (microseconds).
 BLS = """
 import json
+import threading
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
@@ -208,7 +209,19 @@ class TritonPythonModel:
                 inputs=[pb_utils.Tensor("INPUT0", x.reshape(1, 4)),
                         pb_utils.Tensor("INPUT1", np.ones((1, 4), dtype=np.float32))],
                 timeout=json.loads(request.parameters()).get("bls_timeout", 0))
-            result = await call.async_exec() if x[0] < 0 else call.exec()
+            if json.loads(request.parameters()).get("bls_threads"):
+                # Two threads call at once (answers matched by tag).
+                got = []
+                threads = [threading.Thread(target=lambda: got.append(call.exec()))
+                           for _ in range(2)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                assert len(got) == 2 and not got[1].has_error()
+                result = got[0]
+            else:
+                result = await call.async_exec() if x[0] < 0 else call.exec()
             if result.has_error():
                 responses.append(pb_utils.InferenceResponse(error=pb_utils.TritonError(
                     "BLS failed: " + result.error().message(), result.error().code())))

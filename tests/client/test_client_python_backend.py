@@ -434,6 +434,16 @@ def test_bls_timeout_aio(server):
     asyncio.run(run())
 
 
+def test_bls_from_threads_started_by_execute(server):
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    before = h.get_inference_statistics("add_sub_py")["model_stats"][0]["inference_count"]
+    for name, c in clients(server):
+        y = bls(c, module_of(name), [1, 2, 3, 4], parameters={"bls_threads": True})
+        assert y.as_numpy("Y").tolist() == [2, 3, 4, 5]
+    after = h.get_inference_statistics("add_sub_py")["model_stats"][0]["inference_count"]
+    assert after - before == 4  # two calls per request, each run on add_sub_py
+
+
 def test_bls_bad_timeout_fails_the_request(server):
     for name, c in clients(server):
         with pytest.raises(InferenceServerException) as e:

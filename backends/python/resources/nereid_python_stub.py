@@ -107,12 +107,12 @@ class Channel:
                             self.untagged.append(frame)
                     self.read_cond.notify_all()
 
-    def call(self, header):
-        """Writes `header` with a new tag and returns the answer with that tag."""
+    def call(self, header, chunks=()):
+        """Writes `header` (and `chunks`) with a new tag; returns the answer with that tag."""
         with self.read_cond:
             self.next_tag += 1
             tag = self.next_tag
-        self.write(dict(header, tag=tag))
+        self.write(dict(header, tag=tag), chunks)
         return self.read(tag)
 
     def write(self, header, chunks=()):
@@ -184,28 +184,27 @@ class Stub:
         self.model_file = model_file
         self.model = None
         self.decoupled = False
-        self.execute_thread = None  # the thread inside execute(), which may make BLS calls
+        self.execute_thread = None  # the thread inside execute() (None between executions)
+        self.pending_finals = 0  # decoupled: requests of the last execution still without FINAL
+        self.finals_lock = threading.Lock()
 
     # Called by pb_utils.
     def log(self, level, message):
         self.channel.write({"op": "log", "level": level, "message": message})
 
     def bls(self, request):
-        """Runs InferenceRequest.exec(): the server runs the inference; answers a response."""
-        if threading.get_ident() != self.execute_thread:
-            raise pb_utils.TritonModelException(
-                "BLS requests can only be made from the thread running execute().")
+        """Runs InferenceRequest.exec(): the server runs the inference; answers a response.
+        Any thread may call it while the server listens to this instance (during execute, and
+        for decoupled models until every request's FINAL was sent); calls are answered one at a
+        time, matched by tag."""
         chunks = []
         inputs, _ = encode_tensors(request.inputs(), chunks, 0)
         version = request._model_version
-        self.channel.write({"op": "bls", "model_name": request._model_name,
-                            "model_version": int(version) if str(version).lstrip("-").isdigit()
-                            else -1,
-                            "request_id": request.request_id(),
-                            "timeout": request.timeout(),
-                            "requested": list(request.requested_output_names()),
-                            "inputs": inputs}, chunks)
-        msg, payload = self.channel.read()
+        msg, payload = self.channel.call(
+            {"op": "bls", "model_name": request._model_name,
+             "model_version": int(version) if str(version).lstrip("-").isdigit() else -1,
+             "request_id": request.request_id(), "timeout": request.timeout(),
+             "requested": list(request.requested_output_names()), "inputs": inputs}, chunks)
         if msg.get("op") != "bls_result":
             raise pb_utils.TritonModelException("unexpected answer to a BLS request")
         if msg.get("error"):
@@ -220,7 +219,15 @@ class Stub:
         answer, _ = self.channel.call({"op": "is_cancelled", "request": index})
         return bool(answer.get("cancelled"))
 
+    def listening(self):
+        """True while the server reads this instance's messages (BLS may be answered)."""
+        with self.finals_lock:
+            return self.execute_thread is not None or self.pending_finals > 0
+
     def send_response(self, index, response, flags):
+        if flags & pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL:
+            with self.finals_lock:
+                self.pending_finals -= 1
         chunks = []
         header = {"op": "send", "request": index, "flags": flags}
         if response is not None:
@@ -277,6 +284,9 @@ class Stub:
 
     def execute(self, msg, payload):
         requests = self.make_requests(msg, payload)
+        if self.decoupled:
+            with self.finals_lock:
+                self.pending_finals = len(requests)
         result = self.model.execute(requests)
         if hasattr(result, "__await__"):
             import asyncio

@@ -292,8 +292,9 @@ class InferenceRequest:
         if decoupled:
             raise TritonModelException("Decoupled BLS requests (exec(decoupled=True)) are not "
                                        "supported by Nereid's Python backend yet.")
-        if _stub is None or _stub.execute_thread is None:
-            raise TritonModelException("BLS requests can only be made inside execute().")
+        if _stub is None or not _stub.listening():
+            raise TritonModelException("BLS requests can only be made inside execute() (or, for "
+                                       "decoupled models, until every request's FINAL was sent).")
         return _stub.bls(self)
 
     async def async_exec(self, decoupled=False):
