@@ -307,6 +307,40 @@ class TritonPythonModel:
         return None
 '''
 
+# Decoupled: execute returns at once; a thread it started makes a BLS call to add_sub_py and
+# sends its OUTPUT0 (BLS after execute returned, before the FINAL).
+DECOUPLED_BLS = '''
+import threading
+import time
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "IN").as_numpy().astype(np.float32)
+            sender = request.get_response_sender()
+
+            def run(sender=sender, x=x):
+                time.sleep(0.2)  # execute has returned by now
+                call = pb_utils.InferenceRequest(
+                    model_name="add_sub_py", requested_output_names=["OUTPUT0"],
+                    inputs=[pb_utils.Tensor("INPUT0", np.full((1, 4), x[0], dtype=np.float32)),
+                            pb_utils.Tensor("INPUT1", np.ones((1, 4), dtype=np.float32))])
+                result = call.exec()
+                if result.has_error():
+                    sender.send(pb_utils.InferenceResponse(error=result.error()),
+                                flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+                    return
+                out = pb_utils.get_output_tensor_by_name(result, "OUTPUT0").as_numpy()
+                sender.send(pb_utils.InferenceResponse(
+                    [pb_utils.Tensor("OUT", out[0, :1].astype(np.int32))]),
+                    flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+            threading.Thread(target=run).start()
+        return None
+'''
+
 
 def write_all(root):
     models = {
@@ -347,6 +381,10 @@ def write_all(root):
         "decoupled_py": (config("decoupled_py", [io("IN", "TYPE_INT32", [1])],
                                 [io("OUT", "TYPE_INT32", [1])],
                                 extra="model_transaction_policy { decoupled: true }"), DECOUPLED),
+        "decoupled_bls_py": (config("decoupled_bls_py", [io("IN", "TYPE_INT32", [1])],
+                                    [io("OUT", "TYPE_INT32", [1])],
+                                    extra="model_transaction_policy { decoupled: true }"),
+                             DECOUPLED_BLS),
         "cancel_py": (config("cancel_py", [io("IN", "TYPE_INT32", [1])],
                              [io("OUT", "TYPE_INT32", [1])],
                              extra="model_transaction_policy { decoupled: true }"), CANCELLABLE),

@@ -444,6 +444,23 @@ def test_bls_from_threads_started_by_execute(server):
     assert after - before == 4  # two calls per request, each run on add_sub_py
 
 
+def test_decoupled_bls_from_a_sender_thread_after_execute_returned(server):
+    results = queue.Queue()
+    c = grpcclient.InferenceServerClient(server.target())
+    c.start_stream(callback=lambda result, error: results.put((result, error)))
+    try:
+        for n in (4, 9):
+            t = grpcclient.InferInput("IN", [1], "INT32")
+            t.set_data_from_numpy(np.array([n], dtype=np.int32))
+            c.async_stream_infer("decoupled_bls_py", [t], request_id=f"d{n}")
+            r, e = results.get(timeout=20)
+            assert e is None, e
+            assert r.as_numpy("OUT").tolist() == [n + 1]
+    finally:
+        c.stop_stream()
+        c.close()
+
+
 def test_bls_bad_timeout_fails_the_request(server):
     for name, c in clients(server):
         with pytest.raises(InferenceServerException) as e:
