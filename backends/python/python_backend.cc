@@ -148,8 +148,9 @@ class PythonInstance final : public backend::ModelInstance {
           return NotHealthy();
         }
       }
+      broken_ = false;
       Status s = RunOnStub(args);
-      if (s.code() == StatusCode::kUnavailable) {  // the stub died, hung or sent garbage
+      if (broken_) {  // the stub died, hung or sent garbage
         Log(*model_->settings, backend::LogLevel::kError,
             "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
                 ") " + std::string(s.message()) + "; restarting it");
@@ -178,9 +179,12 @@ class PythonInstance final : public backend::ModelInstance {
                     "', message: " + message);
   }
 
-  // Any error of the channel is Unavailable (the caller restarts the stub).
-  static Status Channel(const Status& s) {
-    return s.ok() ? s : Status(StatusCode::kUnavailable, std::string(s.message()));
+  // Any error of the channel marks the stub broken (Execute restarts it). Not told by the code:
+  // a model's own TritonError may be UNAVAILABLE too.
+  Status Channel(const Status& s) {
+    if (s.ok()) return s;
+    broken_ = true;
+    return Status(StatusCode::kUnavailable, std::string(s.message()));
   }
 
   Status RunOnStub(const backend::ExecuteArgs& args) {
@@ -224,6 +228,10 @@ class PythonInstance final : public backend::ModelInstance {
         }
         if (m->op == "bls") {
           NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, payload, deadline)));
+          continue;
+        }
+        if (m->op == "is_cancelled") {
+          NEREID_RETURN_IF_ERROR(Channel(AnswerCancelled(*m, args.senders)));
           continue;
         }
         if (m->op == "error") return Failed(m->message);
@@ -271,6 +279,7 @@ class PythonInstance final : public backend::ModelInstance {
     call.model_version = m.model_version;
     call.id = m.request_id;
     call.requested_outputs = m.requested_outputs;
+    call.timeout_us = m.timeout_us;
     std::vector<backend::TensorRef> inputs;
     for (const TensorDesc& t : m.inputs) {
       inputs.push_back(
@@ -293,9 +302,23 @@ class PythonInstance final : public backend::ModelInstance {
     if (result.ok()) {
       for (const auto& t : *result) chunks.emplace_back(t.data.data(), t.data.size());
     }
-    const std::string header =
-        result.ok() ? EncodeBlsResult(Status::Ok(), *result) : EncodeBlsResult(result.status(), {});
+    const std::string header = result.ok() ? EncodeBlsResult(m.tag, Status::Ok(), *result)
+                                           : EncodeBlsResult(m.tag, result.status(), {});
     return stub_->Write(header, chunks);
+  }
+
+  // Answers request.is_cancelled(): the state of the request's response sender (decoupled
+  // models; a request of another model has no sender and is never seen as cancelled).
+  Status AnswerCancelled(const StubMessage& m,
+                         std::span<const std::shared_ptr<backend::ResponseSender>> senders) {
+    bool cancelled = false;
+    if (!senders.empty()) {
+      if (m.request < 0 || static_cast<size_t>(m.request) >= senders.size()) {
+        return Internal("is_cancelled for an unknown request");
+      }
+      cancelled = senders[static_cast<size_t>(m.request)]->IsCancelled();
+    }
+    return stub_->Write(EncodeCancelled(m.tag, cancelled), {});
   }
 
   // Reads the payload of a "result" straight into the core's output buffers.
@@ -349,6 +372,8 @@ class PythonInstance final : public backend::ModelInstance {
         done = true;
       } else if (m->op == "bls") {
         NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, f->payload, deadline)));
+      } else if (m->op == "is_cancelled") {
+        NEREID_RETURN_IF_ERROR(Channel(AnswerCancelled(*m, args.senders)));
       } else if (m->op == "error") {
         return Failed(m->message);
       } else if (m->op == "send") {
@@ -381,6 +406,7 @@ class PythonInstance final : public backend::ModelInstance {
   const std::shared_ptr<const ModelShared> model_;
   const backend::InstanceOptions options_;
   std::unique_ptr<StubProcess> stub_;
+  bool broken_ = false;  // set by Channel() during one Execute
 };
 
 class PythonModel final : public backend::Model {

@@ -146,9 +146,12 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
   StatusOr<int64_t> level = IntMember(doc, "level", 0);
   StatusOr<int64_t> request = IntMember(doc, "request", 0);
   StatusOr<int64_t> flags = IntMember(doc, "flags", 0);
-  if (!level.ok() || !request.ok() || !flags.ok() || *flags < 0 || *flags > 0xffffffff) {
-    return Bad("malformed 'level', 'request' or 'flags'");
+  StatusOr<int64_t> tag = IntMember(doc, "tag", 0);
+  if (!level.ok() || !request.ok() || !flags.ok() || !tag.ok() || *flags < 0 ||
+      *flags > 0xffffffff) {
+    return Bad("malformed 'level', 'request', 'flags' or 'tag'");
   }
+  m.tag = *tag;
   m.level = static_cast<int>(*level);
   m.request = *request;
   m.flags = static_cast<uint32_t>(*flags);
@@ -167,6 +170,9 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
     StatusOr<int64_t> version = IntMember(doc, "model_version", -1);
     if (!version.ok()) return Bad("malformed 'model_version'");
     m.model_version = *version;
+    StatusOr<int64_t> timeout = IntMember(doc, "timeout", 0);
+    if (!timeout.ok() || *timeout < 0) return Bad("malformed 'timeout'");
+    m.timeout_us = static_cast<uint64_t>(*timeout);
     if (const rapidjson::Value* req = FindMember(doc, "requested"); req != nullptr) {
       if (!req->IsArray()) return Bad("'requested' is not an array");
       for (const rapidjson::Value& r : req->GetArray()) {
@@ -181,7 +187,7 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
       m.inputs.push_back(std::move(t));
     }
   } else if (m.op != "ok" && m.op != "error" && m.op != "log" && m.op != "done" &&
-             m.op != "config") {
+             m.op != "config" && m.op != "is_cancelled") {
     return Bad("unknown op '" + m.op + "'");
   }
   return m;
@@ -229,7 +235,22 @@ int TritonErrorCodeOf(StatusCode code) {
   }
 }
 
-std::string EncodeBlsResult(const Status& error, std::span<const backend::InferTensor> outputs) {
+std::string EncodeCancelled(int64_t tag, bool cancelled) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("op");
+  w.String("cancelled");
+  w.Key("tag");
+  w.Int64(tag);
+  w.Key("cancelled");
+  w.Bool(cancelled);
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string EncodeBlsResult(int64_t tag, const Status& error,
+                            std::span<const backend::InferTensor> outputs) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   auto str = [&](std::string_view s) {
@@ -238,6 +259,8 @@ std::string EncodeBlsResult(const Status& error, std::span<const backend::InferT
   w.StartObject();
   str("op");
   str("bls_result");
+  str("tag");
+  w.Int64(tag);
   if (!error.ok()) {
     str("error");
     w.StartObject();

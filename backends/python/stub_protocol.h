@@ -54,8 +54,9 @@ struct StubResponse {
 // What the stub sent. `op` is one of: "ok" (initialize / finalize done), "error" (`message`;
 // `exception` when user code raised), "log" (`level`, `message`), "result" (`responses`, one per
 // request), "send" (a decoupled response for request `request` with `flags`, outputs or an error),
-// "done" (a decoupled execute returned), "bls" (see below), "config" (`config`:
-// auto_complete_config's result).
+// "done" (a decoupled execute returned), "bls" (see below; answered with EncodeBlsResult(`tag`)),
+// "config" (`config`: auto_complete_config's result), "is_cancelled" (is request `request`
+// cancelled? answered with EncodeCancelled(`tag`)).
 struct StubMessage {
   std::string op;
   std::string message;
@@ -64,6 +65,7 @@ struct StubMessage {
   int level = 0;
   int64_t request = 0;
   uint32_t flags = 0;
+  int64_t tag = 0;  // "is_cancelled", "bls": echoed in the answer (the stub matches answers by it)
   std::vector<StubResponse> responses;
   StubResponse response;  // "send"
   // "bls": an inference model.py asks for (InferenceRequest.exec()), inputs in the payload.
@@ -72,6 +74,7 @@ struct StubMessage {
   std::string request_id;
   std::vector<std::string> requested_outputs;
   std::vector<TensorDesc> inputs;
+  uint64_t timeout_us = 0;  // InferenceRequest(timeout=...), microseconds
 };
 
 // Parses and checks one message: every tensor lies inside a payload of `payload_size` bytes, has
@@ -96,9 +99,13 @@ struct RequestHeader {
 // The Triton error code (pb_utils.TritonError) of `code`.
 int TritonErrorCodeOf(StatusCode code);
 
-// The JSON part of the answer to a "bls" message: the error, or the outputs (their bytes follow
-// in the payload, in this order).
-std::string EncodeBlsResult(const Status& error, std::span<const backend::InferTensor> outputs);
+// The JSON part of the answer to a "bls" message with `tag`: the error, or the outputs (their
+// bytes follow in the payload, in this order).
+std::string EncodeBlsResult(int64_t tag, const Status& error,
+                            std::span<const backend::InferTensor> outputs);
+
+// The answer to an "is_cancelled" message with `tag` (no payload).
+std::string EncodeCancelled(int64_t tag, bool cancelled);
 
 // The JSON part of an execute frame; the payload is the inputs' bytes, concatenated in order.
 std::string EncodeExecute(std::string_view instance_name, std::string_view model_name,

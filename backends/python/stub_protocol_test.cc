@@ -104,12 +104,38 @@ TEST(StubProtocol, ParsesABlsRequest) {
   EXPECT_FALSE(ParseStubMessage(R"({"op":"bls","requested":[1],"inputs":[]})", 0).ok());
 }
 
+TEST(StubProtocol, ParsesABlsTimeout) {
+  StatusOr<StubMessage> m =
+      ParseStubMessage(R"({"op":"bls","model_name":"m","timeout":1500,"inputs":[]})", 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->timeout_us, 1500u);
+  StatusOr<StubMessage> none = ParseStubMessage(R"({"op":"bls","model_name":"m","inputs":[]})", 0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->timeout_us, 0u);
+  EXPECT_FALSE(
+      ParseStubMessage(R"({"op":"bls","model_name":"m","timeout":-1,"inputs":[]})", 0).ok());
+  EXPECT_FALSE(
+      ParseStubMessage(R"({"op":"bls","model_name":"m","timeout":"x","inputs":[]})", 0).ok());
+}
+
+TEST(StubProtocol, ParsesIsCancelledAndEncodesTheAnswer) {
+  StatusOr<StubMessage> m = ParseStubMessage(R"({"op":"is_cancelled","request":2,"tag":7})", 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->op, "is_cancelled");
+  EXPECT_EQ(m->request, 2);
+  EXPECT_EQ(m->tag, 7);
+  EXPECT_FALSE(ParseStubMessage(R"({"op":"is_cancelled","tag":"x"})", 0).ok());
+  EXPECT_EQ(EncodeCancelled(7, true), R"({"op":"cancelled","tag":7,"cancelled":true})");
+  EXPECT_EQ(EncodeCancelled(-1, false), R"({"op":"cancelled","tag":-1,"cancelled":false})");
+}
+
 TEST(StubProtocol, EncodesBlsResults) {
   const backend::InferTensor outputs[] = {{"A", DataType::kInt32, {1}, std::string(4, 'a')},
                                           {"B", DataType::kInt32, {2}, std::string(8, 'b')}};
-  const std::string ok = EncodeBlsResult(Status::Ok(), outputs);
+  const std::string ok = EncodeBlsResult(3, Status::Ok(), outputs);
+  EXPECT_THAT(ok, HasSubstr(R"({"op":"bls_result","tag":3,)"));
   EXPECT_THAT(ok, HasSubstr(R"("name":"B","datatype":"INT32","shape":[2],"offset":4,"size":8)"));
-  const std::string err = EncodeBlsResult(NotFound("no such model"), {});
+  const std::string err = EncodeBlsResult(4, NotFound("no such model"), {});
   EXPECT_THAT(err, HasSubstr(R"("error":{"message":"no such model","code":2})"));
   EXPECT_EQ(TritonErrorCodeOf(StatusCode::kInternal), 1);
   EXPECT_EQ(StubErrorCode(TritonErrorCodeOf(StatusCode::kCancelled)), StatusCode::kCancelled);

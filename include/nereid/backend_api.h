@@ -192,6 +192,10 @@ struct InferCall {
   std::string id;
   std::span<const TensorRef> inputs;           // read before InferFunction returns
   std::vector<std::string> requested_outputs;  // empty: every output
+  // Triton's request timeout in microseconds (0: none), as a client's `timeout` parameter: the
+  // called model's queue policy applies it. Added to API v4 without a version bump (in-tree
+  // plugins only; ADR 0014).
+  uint64_t timeout_us = 0;
 };
 
 // An output of an InferCall, owned.

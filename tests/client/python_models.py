@@ -189,8 +189,11 @@ class TritonPythonModel:
         return None
 """
 
-# BLS: calls add_sub_py (or MODEL) through the server; MODE 1 awaits async_exec in async execute.
+# BLS: calls add_sub_py (or MODEL) through the server; X[0] < 0 awaits async_exec in async
+# execute; the request parameter "bls_timeout" becomes the call's timeout (microseconds).
 BLS = """
+import json
+import threading
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
@@ -204,8 +207,21 @@ class TritonPythonModel:
             call = pb_utils.InferenceRequest(
                 model_name=model, requested_output_names=["OUTPUT0"],
                 inputs=[pb_utils.Tensor("INPUT0", x.reshape(1, 4)),
-                        pb_utils.Tensor("INPUT1", np.ones((1, 4), dtype=np.float32))])
-            result = await call.async_exec() if x[0] < 0 else call.exec()
+                        pb_utils.Tensor("INPUT1", np.ones((1, 4), dtype=np.float32))],
+                timeout=json.loads(request.parameters()).get("bls_timeout", 0))
+            if json.loads(request.parameters()).get("bls_threads"):
+                # Two threads call at once (answers matched by tag).
+                got = []
+                threads = [threading.Thread(target=lambda: got.append(call.exec()))
+                           for _ in range(2)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                assert len(got) == 2 and not got[1].has_error()
+                result = got[0]
+            else:
+                result = await call.async_exec() if x[0] < 0 else call.exec()
             if result.has_error():
                 responses.append(pb_utils.InferenceResponse(error=pb_utils.TritonError(
                     "BLS failed: " + result.error().message(), result.error().code())))
@@ -253,6 +269,74 @@ class TritonPythonModel:
                     sender.send(pb_utils.InferenceResponse(
                         [pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))]))
                 sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+            threading.Thread(target=run).start()
+        return None
+'''
+
+# Decoupled: one response, then polls is_cancelled() until the client cancels (or 2.5 s, below
+# the fixture's 3 s stub timeout) and logs what it saw. IN 0 polls request.is_cancelled() inside
+# execute; IN 1 polls sender.is_cancelled() from a thread after execute returned.
+CANCELLABLE = '''
+import threading
+import time
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+def wait_for_cancel(request, poll):
+    sender = request.get_response_sender()
+    sender.send(pb_utils.InferenceResponse([pb_utils.Tensor("OUT", np.array([1], dtype=np.int32))]))
+    deadline = time.monotonic() + 2.5
+    while time.monotonic() < deadline and not poll():
+        time.sleep(0.01)
+    seen = poll()
+    pb_utils.Logger.log_info(f"cancel_py {request.request_id()} cancelled={seen}")
+    sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:
+            mode = int(pb_utils.get_input_tensor_by_name(request, "IN").as_numpy()[0])
+            if mode == 0:
+                wait_for_cancel(request, request.is_cancelled)
+            else:
+                sender = request.get_response_sender()
+                threading.Thread(target=wait_for_cancel,
+                                 args=(request, sender.is_cancelled)).start()
+        return None
+'''
+
+# Decoupled: execute returns at once; a thread it started makes a BLS call to add_sub_py and
+# sends its OUTPUT0 (BLS after execute returned, before the FINAL).
+DECOUPLED_BLS = '''
+import threading
+import time
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "IN").as_numpy().astype(np.float32)
+            sender = request.get_response_sender()
+
+            def run(sender=sender, x=x):
+                time.sleep(0.2)  # execute has returned by now
+                call = pb_utils.InferenceRequest(
+                    model_name="add_sub_py", requested_output_names=["OUTPUT0"],
+                    inputs=[pb_utils.Tensor("INPUT0", np.full((1, 4), x[0], dtype=np.float32)),
+                            pb_utils.Tensor("INPUT1", np.ones((1, 4), dtype=np.float32))])
+                result = call.exec()
+                if result.has_error():
+                    sender.send(pb_utils.InferenceResponse(error=result.error()),
+                                flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+                    return
+                out = pb_utils.get_output_tensor_by_name(result, "OUTPUT0").as_numpy()
+                sender.send(pb_utils.InferenceResponse(
+                    [pb_utils.Tensor("OUT", out[0, :1].astype(np.int32))]),
+                    flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
             threading.Thread(target=run).start()
         return None
 '''
@@ -316,6 +400,17 @@ def write_all(root):
                               max_batch_size=8,
                               extra="dynamic_batching { max_queue_delay_microseconds: 20000 }"),
                        ADD_SUB),
+        # add_sub_py behind a long batching delay and a queue policy that honours a request's
+        # timeout (BLS timeouts).
+        "queued_add_sub_py": (
+            config("queued_add_sub_py", [io("INPUT0", "TYPE_FP32", [4]),
+                                         io("INPUT1", "TYPE_FP32", [4])],
+                   [io("OUTPUT0", "TYPE_FP32", [4]), io("OUTPUT1", "TYPE_FP32", [4])],
+                   max_batch_size=8,
+                   extra="dynamic_batching { max_queue_delay_microseconds: 300000 "
+                         "default_queue_policy { timeout_action: REJECT "
+                         "default_timeout_microseconds: 10000000 allow_timeout_override: true } }"),
+            ADD_SUB),
         "batch_py": (config("batch_py", [io("X", "TYPE_INT32", [1])],
                             [io("DOUBLE", "TYPE_INT32", [1]), io("COUNT", "TYPE_INT32", [1]),
                              io("META", "TYPE_STRING", [1])], max_batch_size=8,
@@ -338,6 +433,13 @@ def write_all(root):
                                 extra="model_transaction_policy { decoupled: true }"), DECOUPLED),
         "sender_one_py": (config("sender_one_py", [io("MODE", "TYPE_INT32", [1])],
                                  [io("OUT", "TYPE_INT32", [1])]), SENDER_ONE),
+        "decoupled_bls_py": (config("decoupled_bls_py", [io("IN", "TYPE_INT32", [1])],
+                                    [io("OUT", "TYPE_INT32", [1])],
+                                    extra="model_transaction_policy { decoupled: true }"),
+                             DECOUPLED_BLS),
+        "cancel_py": (config("cancel_py", [io("IN", "TYPE_INT32", [1])],
+                             [io("OUT", "TYPE_INT32", [1])],
+                             extra="model_transaction_policy { decoupled: true }"), CANCELLABLE),
     }
     bare = 'backend: "python"\n'
     models["autocomplete_py"] = (bare, AUTOCOMPLETE)

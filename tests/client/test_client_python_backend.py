@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
-                            grpcclient, httpclient)
+                            grpcclient, grpcclient_aio, httpclient)
 import python_models
 
 
@@ -272,6 +272,52 @@ def test_decoupled_responses_through_the_sender(server):
     assert sorted(finals) == ["a", "b"]
 
 
+def wait_for_log(server, text, seconds=5):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if text in server.stderr():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"{text!r} not in the server log: {server.stderr()[-3000:]}")
+
+
+@pytest.mark.parametrize("mode", [0, 1])  # 0: request.is_cancelled() in execute; 1: sender's
+def test_is_cancelled_sees_a_cancelled_grpc_stream(server, mode):
+    results = queue.Queue()
+    c = grpcclient.InferenceServerClient(server.target())
+    c.start_stream(callback=lambda result, error: results.put((result, error)))
+    t = grpcclient.InferInput("IN", [1], "INT32")
+    t.set_data_from_numpy(np.array([mode], dtype=np.int32))
+    c.async_stream_infer("cancel_py", [t], request_id=f"cancel{mode}")
+    r, e = results.get(timeout=20)
+    assert e is None and r.as_numpy("OUT").tolist() == [1]
+    c.stop_stream(cancel_requests=True)
+    c.close()
+    wait_for_log(server, f"cancel_py cancel{mode} cancelled=True")
+
+
+def test_is_cancelled_is_false_while_the_stream_lives(server):
+    async def run():
+        client = grpcclient_aio.InferenceServerClient(server.target())
+
+        async def requests():
+            yield {"model_name": "cancel_py", "inputs": [inp], "request_id": "kept"}
+            await asyncio.sleep(4)  # keeps the stream open past the model's 2.5 s poll
+
+        inp = grpcclient_aio.InferInput("IN", [1], "INT32")
+        inp.set_data_from_numpy(np.array([1], dtype=np.int32))
+        got = []
+        try:  # the stream ends once the requests end (4 s) and the model sent its FINAL
+            async for result, error in client.stream_infer(requests()):
+                assert error is None
+                got.append(result.as_numpy("OUT").tolist())
+        finally:
+            await client.close()
+        assert got == [[1]]
+    asyncio.run(run())
+    wait_for_log(server, "cancel_py kept cancelled=False")
+
+
 @pytest.mark.parametrize("setting,text", [
     ("stub-timeout-seconds=0", "stub-timeout-seconds can't be smaller than or equal to zero."),
     ("shm-growth-byte-size=-1", "shm-growth-byte-size can't be smaller than or equal to zero."),
@@ -348,12 +394,82 @@ def test_auto_complete_config_errors(server):
         reasons["autocomplete_conflict_py"]
 
 
-def bls(c, module, x, model="add_sub_py"):
+def bls_inputs(module, x, model="add_sub_py"):
     t = module.InferInput("X", [4], "FP32")
     t.set_data_from_numpy(np.array(x, dtype=np.float32))
     m = module.InferInput("MODEL", [1], "BYTES")
     m.set_data_from_numpy(np.array([model.encode()], dtype=np.object_))
-    return c.infer("bls_py", [t, m])
+    return [t, m]
+
+
+def bls(c, module, x, model="add_sub_py", **kw):
+    return c.infer("bls_py", bls_inputs(module, x, model), **kw)
+
+
+def test_bls_timeout_fails_the_call_with_tritons_text(server):
+    # queued_add_sub_py holds a lone request 300 ms for a batch; a 1 ms timeout expires first.
+    for name, c in clients(server):
+        m = module_of(name)
+        with pytest.raises(InferenceServerException) as e:
+            bls(c, m, [1, 2, 3, 4], "queued_add_sub_py", parameters={"bls_timeout": 1000})
+        assert e.value.message() == "BLS failed: Request timeout expired", e.value.message()
+        assert "UNAVAILABLE" in str(e.value.status()) or e.value.status() == "503"
+        ok = bls(c, m, [1, 2, 3, 4], "queued_add_sub_py", parameters={"bls_timeout": 5000000})
+        assert ok.as_numpy("Y").tolist() == [2, 3, 4, 5]
+    # A model's UNAVAILABLE TritonError is the request's error, not a broken stub.
+    assert "stub of 'bls_py_0'" not in server.stderr()
+
+
+def test_bls_timeout_aio(server):
+    async def run():
+        for name, c in aio_clients(server):
+            try:
+                with pytest.raises(InferenceServerException) as e:
+                    await c.infer("bls_py", bls_inputs(module_of(name), [-1, 0, 0, 0],
+                                                       "queued_add_sub_py"),
+                                  parameters={"bls_timeout": 1000})
+                assert e.value.message() == "BLS failed: Request timeout expired"
+            finally:
+                await c.close()
+    asyncio.run(run())
+
+
+def test_bls_from_threads_started_by_execute(server):
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    before = h.get_inference_statistics("add_sub_py")["model_stats"][0]["inference_count"]
+    for name, c in clients(server):
+        y = bls(c, module_of(name), [1, 2, 3, 4], parameters={"bls_threads": True})
+        assert y.as_numpy("Y").tolist() == [2, 3, 4, 5]
+    after = h.get_inference_statistics("add_sub_py")["model_stats"][0]["inference_count"]
+    assert after - before == 4  # two calls per request, each run on add_sub_py
+
+
+def test_decoupled_bls_from_a_sender_thread_after_execute_returned(server):
+    results = queue.Queue()
+    c = grpcclient.InferenceServerClient(server.target())
+    c.start_stream(callback=lambda result, error: results.put((result, error)))
+    try:
+        for n in (4, 9):
+            t = grpcclient.InferInput("IN", [1], "INT32")
+            t.set_data_from_numpy(np.array([n], dtype=np.int32))
+            c.async_stream_infer("decoupled_bls_py", [t], request_id=f"d{n}")
+            r, e = results.get(timeout=20)
+            assert e is None, e
+            assert r.as_numpy("OUT").tolist() == [n + 1]
+    finally:
+        c.stop_stream()
+        c.close()
+
+
+def test_bls_bad_timeout_fails_the_request(server):
+    for name, c in clients(server):
+        with pytest.raises(InferenceServerException) as e:
+            bls(c, module_of(name), [1, 2, 3, 4], parameters={"bls_timeout": -5})
+        assert "TypeError: InferenceRequest timeout must be an integer number of microseconds " \
+               ">= 0, got -5" in e.value.message()
+    # The instance lives.
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    assert bls(h, httpclient, [1, 2, 3, 4]).as_numpy("Y").tolist() == [2, 3, 4, 5]
 
 
 def test_bls_calls_another_model_through_the_server(server):

@@ -28,6 +28,11 @@ class Channel:
         self.write_lock = threading.Lock()
         self.buf = bytearray(1 << 16)
         self.start = self.end = 0
+        self.read_cond = threading.Condition()
+        self.reading = False  # a thread is reading the socket (read())
+        self.untagged = []    # frames read for the thread that waits for untagged ones
+        self.answers = {}     # tag -> frame
+        self.next_tag = 0
 
     def fill(self):
         """Reads what the socket has (at least one byte) into the buffer."""
@@ -63,7 +68,7 @@ class Channel:
             have += k
         return out
 
-    def read(self):
+    def read_frame(self):
         while self.end - self.start < _HEADER.size:
             self.fill()
         json_size, payload_size = _HEADER.unpack_from(self.buf, self.start)
@@ -71,6 +76,44 @@ class Channel:
         header = json.loads(self.read_exact(json_size))
         payload = self.read_exact(payload_size) if payload_size else bytearray()
         return header, payload
+
+    def read(self, tag=None):
+        """The next frame without a "tag" (tag None), or the answer carrying `tag`.
+
+        Several threads may wait at once (the serve loop, execute, threads model.py started): one
+        of them reads the socket at a time and files answers meant for others by their tag."""
+        while True:
+            with self.read_cond:
+                while True:
+                    if tag is None and self.untagged:
+                        return self.untagged.pop(0)
+                    if tag is not None and tag in self.answers:
+                        return self.answers.pop(tag)
+                    if not self.reading:
+                        break
+                    self.read_cond.wait()
+                self.reading = True
+            frame = None
+            try:
+                frame = self.read_frame()
+            finally:
+                with self.read_cond:
+                    self.reading = False
+                    if frame is not None:
+                        got = frame[0].get("tag")
+                        if got is not None:
+                            self.answers[got] = frame
+                        else:
+                            self.untagged.append(frame)
+                    self.read_cond.notify_all()
+
+    def call(self, header, chunks=()):
+        """Writes `header` (and `chunks`) with a new tag; returns the answer with that tag."""
+        with self.read_cond:
+            self.next_tag += 1
+            tag = self.next_tag
+        self.write(dict(header, tag=tag), chunks)
+        return self.read(tag)
 
     def write(self, header, chunks=()):
         body = json.dumps(header).encode("utf-8")
@@ -142,27 +185,27 @@ class Stub:
         self.model = None
         self.decoupled = False
         self.collected = {}  # request index -> response a non-decoupled model sent
-        self.execute_thread = None  # the thread inside execute(), which may make BLS calls
+        self.execute_thread = None  # the thread inside execute() (None between executions)
+        self.pending_finals = 0  # decoupled: requests of the last execution still without FINAL
+        self.finals_lock = threading.Lock()
 
     # Called by pb_utils.
     def log(self, level, message):
         self.channel.write({"op": "log", "level": level, "message": message})
 
     def bls(self, request):
-        """Runs InferenceRequest.exec(): the server runs the inference; answers a response."""
-        if threading.get_ident() != self.execute_thread:
-            raise pb_utils.TritonModelException(
-                "BLS requests can only be made from the thread running execute().")
+        """Runs InferenceRequest.exec(): the server runs the inference; answers a response.
+        Any thread may call it while the server listens to this instance (during execute, and
+        for decoupled models until every request's FINAL was sent); calls are answered one at a
+        time, matched by tag."""
         chunks = []
         inputs, _ = encode_tensors(request.inputs(), chunks, 0)
         version = request._model_version
-        self.channel.write({"op": "bls", "model_name": request._model_name,
-                            "model_version": int(version) if str(version).lstrip("-").isdigit()
-                            else -1,
-                            "request_id": request.request_id(),
-                            "requested": list(request.requested_output_names()),
-                            "inputs": inputs}, chunks)
-        msg, payload = self.channel.read()
+        msg, payload = self.channel.call(
+            {"op": "bls", "model_name": request._model_name,
+             "model_version": int(version) if str(version).lstrip("-").isdigit() else -1,
+             "request_id": request.request_id(), "timeout": request.timeout(),
+             "requested": list(request.requested_output_names()), "inputs": inputs}, chunks)
         if msg.get("op") != "bls_result":
             raise pb_utils.TritonModelException("unexpected answer to a BLS request")
         if msg.get("error"):
@@ -171,7 +214,21 @@ class Stub:
         return pb_utils.InferenceResponse([pb_utils.Tensor(d["name"], to_array(d, payload))
                                            for d in msg.get("outputs", [])])
 
+    def is_cancelled(self, index):
+        """request.is_cancelled(): asks the server whether the client gave up on request
+        `index` of the current execution."""
+        answer, _ = self.channel.call({"op": "is_cancelled", "request": index})
+        return bool(answer.get("cancelled"))
+
+    def listening(self):
+        """True while the server reads this instance's messages (BLS may be answered)."""
+        with self.finals_lock:
+            return self.execute_thread is not None or self.pending_finals > 0
+
     def send_response(self, index, response, flags):
+        if flags & pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL:
+            with self.finals_lock:
+                self.pending_finals -= 1
         chunks = []
         header = {"op": "send", "request": index, "flags": flags}
         if response is not None:
@@ -233,6 +290,9 @@ class Stub:
     def execute(self, msg, payload):
         requests = self.make_requests(msg, payload)
         self.collected = {}
+        if self.decoupled:
+            with self.finals_lock:
+                self.pending_finals = len(requests)
         try:
             result = self.model.execute(requests)
             if hasattr(result, "__await__"):

@@ -196,6 +196,7 @@ class InferenceResponseSender:
         self._index = index
         self._closed = False
         self._sent = 0  # responses and flags-only FINALs sent so far
+        self._cancelled = False
 
     def send(self, response=None, flags=0):
         decoupled = _stub is None or _stub.decoupled
@@ -227,7 +228,14 @@ class InferenceResponseSender:
             _stub.collect_response(self._index, response)
 
     def is_cancelled(self):
-        return False
+        """True once the client gave up on this request (decoupled models: a cancelled gRPC
+        stream or call, a closed HTTP connection)."""
+        # After FINAL the server may have stopped listening for this execution: the last state
+        # seen is kept.
+        if _stub is None or self._closed:
+            return self._cancelled
+        self._cancelled = self._cancelled or _stub.is_cancelled(self._index)
+        return self._cancelled
 
 
 class InferenceRequest:
@@ -243,6 +251,10 @@ class InferenceRequest:
         self._model_name = model_name
         self._model_version = model_version
         self._flags = flags
+        if isinstance(timeout, bool) or not isinstance(timeout, int) or \
+                not 0 <= timeout < 1 << 63:
+            raise TypeError("InferenceRequest timeout must be an integer number of microseconds "
+                            f">= 0, got {timeout!r}")
         self._timeout = timeout
         if parameters is None:
             parameters = {}
@@ -275,7 +287,11 @@ class InferenceRequest:
         return self._model_name
 
     def is_cancelled(self):
-        return False
+        """True once the client gave up on this request (decoupled models, whose requests have
+        a response sender; always False for other models and for BLS requests)."""
+        if self._index < 0 or _stub is None or not _stub.decoupled:
+            return False
+        return self.get_response_sender().is_cancelled()
 
     def get_response_sender(self):
         if self._index < 0 or _stub is None:
@@ -291,8 +307,9 @@ class InferenceRequest:
         if decoupled:
             raise TritonModelException("Decoupled BLS requests (exec(decoupled=True)) are not "
                                        "supported by Nereid's Python backend yet.")
-        if _stub is None or _stub.execute_thread is None:
-            raise TritonModelException("BLS requests can only be made inside execute().")
+        if _stub is None or not _stub.listening():
+            raise TritonModelException("BLS requests can only be made inside execute() (or, for "
+                                       "decoupled models, until every request's FINAL was sent).")
         return _stub.bls(self)
 
     async def async_exec(self, decoupled=False):

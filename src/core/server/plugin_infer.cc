@@ -40,6 +40,7 @@ void PluginInferGate::Call(const backend::InferCall& call, backend::InferDone do
     request->KeepAlive(std::move(bytes));
     request->inputs.push_back(std::move(in));
   }
+  if (call.timeout_us != 0) request->parameters.Set("timeout", call.timeout_us);
   for (const std::string& name : call.requested_outputs) {
     RequestedOutput out;
     out.name = name;
