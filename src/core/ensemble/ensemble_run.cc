@@ -108,7 +108,10 @@ void EnsembleRun::AnswerLocked(size_t flow) {
 }
 
 void EnsembleRun::Dispatch(const Ready& steps) {
-  for (const auto& [flow, step] : steps) {
+  for (const auto& ready_step : steps) {
+    // Plain copies: clang 14 cannot capture structured bindings in the lambdas below.
+    const size_t flow = ready_step.first;
+    const size_t step = ready_step.second;
     NamedTensors inputs;
     {
       MutexLock lock(mu_);
