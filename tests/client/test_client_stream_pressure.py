@@ -37,6 +37,17 @@ def server(tmp_path_factory):
     assert s.stop() == 0, s.stderr()[-4000:]
 
 
+# Under AddressSanitizer (scripts/test --sanitize exports ASAN_OPTIONS) freed memory sits in ASan's
+# quarantine and every allocation has shadow memory, so resident-size bounds say nothing there; the
+# behaviour checks still run, and the release run checks the memory bounds.
+SANITIZED = "ASAN_OPTIONS" in os.environ
+
+
+def assert_memory(ok, what):
+    if not SANITIZED:
+        assert ok, what
+
+
 def rss_mb(server):
     with open(f"/proc/{server.proc.pid}/status") as f:
         return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1)) / 1024
@@ -69,11 +80,11 @@ def test_unread_stream_keeps_memory_bounded(server):
         outgoing.put(request("repeat_int32", repeat_inputs(list(range(count))), "flood"))
         time.sleep(1)  # the request (8 MB) has arrived; the client reads nothing
         settled = rss_mb(server)
-        assert settled - base < 60, (base, settled)
+        assert_memory(settled - base < 60, (base, settled))
         time.sleep(3)
         grown = rss_mb(server) - settled
         # Unbounded, the producer buffers about 15 MB a second here.
-        assert grown < 8, f"the server grew by {grown:.0f} MB for a stream nobody reads"
+        assert_memory(grown < 8, f"the server grew by {grown:.0f} MB for a stream nobody reads")
         # The producer waited, it did not drop: the responses come in order once read.
         for i in range(2000):
             r = next(responses)
@@ -131,7 +142,7 @@ def test_ten_thousand_streams_opened_and_cancelled(server):
     c.close()
     # File descriptors and memory come back (glibc keeps some freed memory: a loose bound).
     wait_for(lambda: fds(server) <= base_fds + 5, f"fds back to {base_fds}", 10)
-    assert rss_mb(server) < base_rss + 300, (base_rss, rss_mb(server))
+    assert_memory(rss_mb(server) < base_rss + 300, (base_rss, rss_mb(server)))
 
 
 def _four():
