@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <latch>
 #include <thread>
 
 namespace nereid {
@@ -61,7 +62,15 @@ class Instance : public backend::ModelInstance {
   std::thread later;
 
   ~Instance() override {
+    Release();
     if (later.joinable()) later.join();
+  }
+
+  // kKeep: lets the kept senders answer (the test checks first that nothing arrived yet).
+  void Release() {
+    if (released_) return;
+    released_ = true;
+    gate_.count_down();
   }
 
   Status Execute(const backend::ExecuteArgs& args) override {
@@ -87,8 +96,8 @@ class Instance : public backend::ModelInstance {
       case kKeep: {
         std::vector<std::shared_ptr<backend::ResponseSender>> kept(args.senders.begin(),
                                                                    args.senders.end());
-        later = std::thread([in, kept = std::move(kept), send]() {
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        later = std::thread([this, in, kept = std::move(kept), send]() {
+          gate_.wait();
           for (size_t i = 0; i < kept.size(); ++i) send(*kept[i], in[i]);
         });
         return Status::Ok();
@@ -105,6 +114,10 @@ class Instance : public backend::ModelInstance {
     }
     return Status::Ok();
   }
+
+ private:
+  std::latch gate_{1};
+  bool released_ = false;  // main thread only
 };
 
 struct Harness {
@@ -184,6 +197,7 @@ TEST(DecoupledBatchRunner, KeptSendersAnswerFromAnotherThread) {
   run.instance.mode = Instance::kKeep;
   ASSERT_TRUE(run.Go(2).ok());
   EXPECT_TRUE(run.got[0].final.empty());  // Execute returned before any response
+  run.instance.Release();
   run.instance.later.join();
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(run.got[i].partial.size(), 2u);
