@@ -92,12 +92,15 @@ StatusOr<StubResponse> ParseResponse(const rapidjson::Value& v, uint64_t payload
 
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
+// A string of any length (rapidjson's String takes a length; string_view is not terminated).
+void WriteString(JsonWriter* w, std::string_view s) {
+  w->String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
 // {"name","datatype","shape","offset","size"}: a tensor whose bytes are in the frame's payload.
 void WriteTensorDesc(std::string_view name, DataType data_type, std::span<const int64_t> shape,
                      uint64_t offset, uint64_t size, JsonWriter* w) {
-  auto str = [&](std::string_view s) {
-    w->String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  };
+  auto str = [w](std::string_view s) { WriteString(w, s); };
   w->StartObject();
   str("name");
   str(name);
@@ -237,7 +240,7 @@ int TritonErrorCodeOf(StatusCode code) {
 
 std::string EncodeCancelled(int64_t tag, bool cancelled) {
   rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  JsonWriter w(buf);
   w.StartObject();
   w.Key("op");
   w.String("cancelled");
@@ -252,10 +255,8 @@ std::string EncodeCancelled(int64_t tag, bool cancelled) {
 std::string EncodeBlsResult(int64_t tag, const Status& error,
                             std::span<const backend::InferTensor> outputs) {
   rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  auto str = [&](std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  };
+  JsonWriter w(buf);
+  auto str = [&w](std::string_view s) { WriteString(&w, s); };
   w.StartObject();
   str("op");
   str("bls_result");
@@ -286,10 +287,8 @@ std::string EncodeBlsResult(int64_t tag, const Status& error,
 std::string EncodeExecute(std::string_view instance_name, std::string_view model_name,
                           std::span<const RequestHeader> requests) {
   rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  auto str = [&](std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-  };
+  JsonWriter w(buf);
+  auto str = [&w](std::string_view s) { WriteString(&w, s); };
   w.StartObject();
   str("op");
   str("execute");
