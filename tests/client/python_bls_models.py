@@ -99,6 +99,9 @@ class TritonPythonModel:
             x = x.reshape(kwargs.pop("shape", [1]))
             if kwargs.pop("int_key", False):
                 kwargs["parameters"] = {1: "x"}
+            if kwargs.pop("cpu_memory", False):
+                kwargs["preferred_memory"] = pb_utils.PreferredMemory(
+                    pb_utils.TRITONSERVER_MEMORY_CPU, 0)
             try:
                 call = pb_utils.InferenceRequest(model_name=target, inputs=[
                     pb_utils.Tensor("INPUT", x.astype(np.int32))],

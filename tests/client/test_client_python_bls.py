@@ -143,6 +143,9 @@ def test_bls_parameters_flags_and_correlation_id_reach_the_called_model(server):
         echoed = json.loads(fields_call(c, name, kwargs))
         assert echoed["correlation_id"] == "abc" and echoed["flags"] == 2, echoed
         assert echoed["parameters"] == {}, echoed
+        # preferred_memory is accepted (Nereid's outputs are always in CPU memory).
+        echoed = json.loads(fields_call(c, name, dict(kwargs, cpu_memory=True)))
+        assert echoed["correlation_id"] == "abc", echoed
 
 
 def test_bls_sequence_flags_keep_the_called_sequence_models_state(server):
@@ -172,6 +175,8 @@ def test_bls_request_fields_bad_input(server):
         (dict(echo, flags="start"), "TypeError: InferenceRequest flags must be an integer"),
         (dict(echo, model_version="1"), "TypeError: InferenceRequest model_version must be an "
          "integer"),
+        (dict(echo, preferred_memory="CPU"), "TypeError: InferenceRequest preferred_memory must "
+         "be a PreferredMemory"),
     ]
     for name, c in clients(server):
         for kwargs, expected in cases:
@@ -237,7 +242,8 @@ def test_unload_and_load_model_from_python(server):
 def test_model_control_bad_input(server):
     for _, c in clients(server):
         text = control(c, {"op": "load", "name": "echo_fields_py", "config": "{not json"})
-        assert text.startswith("TritonModelException: Failed to load model: "), text
+        assert text.startswith("TritonModelException: Failed to load model: failed to load "
+                               "'echo_fields_py', Invalid config override: "), text
         text = control(c, {"op": "load", "name": "no_such_model"})
         assert text.startswith("TritonModelException: Failed to load model: "), text
         assert "no_such_model" in text, text
