@@ -194,6 +194,32 @@ class TritonPythonModel:
             "OUT", np.array([int(waited * 1000)], dtype=np.int32))]) for _ in requests]
 '''
 
+# Decoupled: relays each response of a decoupled BLS call to repeat_py (IN n) through its own
+# sender, OUT = 10 * the called model's OUT, then its FINAL (Triton's decoupled-BLS pattern).
+RELAY = '''
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:
+            sender = request.get_response_sender()
+            n = pb_utils.get_input_tensor_by_name(request, "IN").as_numpy()
+            call = pb_utils.InferenceRequest(model_name="repeat_py", requested_output_names=["OUT"],
+                                             inputs=[pb_utils.Tensor("IN", n)])
+            for r in call.exec(decoupled=True):
+                if r.has_error():
+                    sender.send(pb_utils.InferenceResponse(error=r.error()))
+                    continue
+                out = pb_utils.get_output_tensor_by_name(r, "OUT")
+                if out is not None:
+                    sender.send(pb_utils.InferenceResponse(
+                        [pb_utils.Tensor("OUT", out.as_numpy() * 10)]))
+            sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+        return None
+'''
+
 INFO = io("INFO", "TYPE_STRING", [1])
 
 
@@ -210,6 +236,9 @@ def write_all(root):
         "echo_fields_py": (config("echo_fields_py", [io("INPUT", "TYPE_INT32", [1])],
                                   [INFO]), ECHO_FIELDS),
         "control_py": (config("control_py", [io("X", "TYPE_INT32", [1])], [INFO]), CONTROL),
+        "relay_py": (config("relay_py", [io("IN", "TYPE_INT32", [1])],
+                            [io("OUT", "TYPE_INT32", [1])],
+                            extra="model_transaction_policy { decoupled: true }"), RELAY),
         "cancel_loop_py": (config("cancel_loop_py", [io("IN", "TYPE_INT32", [1])],
                                   [io("OUT", "TYPE_INT32", [1])]), CANCEL_LOOP),
     }

@@ -6,6 +6,7 @@ decoupled fixture `square_int32` and the sequence fixture `seq_accum`."""
 
 import asyncio
 import json
+import queue
 import shutil
 import time
 
@@ -121,6 +122,28 @@ def test_iterating_again_replays_the_responses(server):
     for name, c in clients(server):
         seen = stream_call(c, name, "repeat_py", 2, mode="twice")
         assert seen[-1] == {"same": True} and len(seen) == 4, seen
+
+
+def test_a_decoupled_model_relays_a_decoupled_bls_stream(server):
+    results = queue.Queue()
+    c = grpcclient.InferenceServerClient(server.target())
+    c.start_stream(callback=lambda result, error: results.put((result, error)))
+    try:
+        for n, rid in ((3, "a"), (-1, "b")):
+            t = grpcclient.InferInput("IN", [1], "INT32")
+            t.set_data_from_numpy(np.array([n], dtype=np.int32))
+            c.async_stream_infer("relay_py", [t], request_id=rid,
+                                 enable_empty_final_response=True)
+        got = [results.get(timeout=20) for _ in range(6)]
+    finally:
+        c.stop_stream()
+    outs = [int(r.as_numpy("OUT")[0]) for r, e in got
+            if e is None and r.get_response().id == "a" and r.as_numpy("OUT") is not None]
+    assert outs == [0, 10, 20], got
+    assert [e.message() for r, e in got if e is not None] == ["negative count"]
+    finals = [r.get_response().id for r, e in got
+              if e is None and r.get_response().parameters["triton_final_response"].bool_param]
+    assert sorted(finals) == ["a", "b"]
 
 
 def fields_call(client, name, kwargs, x=1):
