@@ -267,7 +267,15 @@ def python_stub_messages():
             frame({"op": "send", "request": 0, "flags": 1, "outputs": [out]}, 8),
             frame({"op": "log", "level": 2, "message": "x"}, 0),
             frame({"op": "error", "message": "ValueError: v", "exception": True}, 0),
-            frame({"op": "ok"}, 0), frame({"op": "done"}, 0)]
+            frame({"op": "ok"}, 0), frame({"op": "done"}, 0),
+            frame({"op": "bls", "tag": 1, "model_name": "m", "inputs": [out], "decoupled": True,
+                   "correlation_id": "c", "flags": 3,
+                   "parameters": {"s": "x", "n": -1, "b": True}}, 8),
+            frame({"op": "load_model", "tag": 2, "model_name": "m", "config": "{}",
+                   "files": [{"path": "1/model.py", "offset": 0, "size": 8}]}, 8),
+            frame({"op": "unload_model", "tag": 3, "model_name": "m",
+                   "unload_dependents": True}, 0),
+            frame({"op": "model_ready", "tag": 4, "model_name": "m", "model_version": 1}, 0)]
 
 
 def main():

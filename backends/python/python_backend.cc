@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -18,6 +19,7 @@
 
 #include "common/config_json.h"
 #include "common/config_reader.h"
+#include "common/thread_annotations.h"
 #include "nereid/backend_api.h"
 #include "python/batch_split.h"
 #include "python/stub_process.h"
@@ -40,7 +42,8 @@ std::string ResourcesDir() {
 struct Settings {
   std::chrono::seconds stub_timeout{30};
   backend::LogFunction log;
-  backend::InferFunction infer;  // BLS
+  backend::InferFunction infer;   // BLS
+  backend::ModelControl control;  // pb_utils.is_model_ready / load_model / unload_model
 };
 
 // What the instances of one model share.
@@ -94,6 +97,12 @@ std::string InitMessage(const ModelShared& m, const backend::InstanceOptions& o)
   doc.AddMember("args", args, a);
   return WriteJson(doc);
 }
+
+Status BlsTimedOut(const std::string& model) {
+  return Unavailable("BLS request to model '" + model + "' timed out (stub-timeout-seconds)");
+}
+
+Status NoModelControl() { return Unsupported("model control is not available in this server"); }
 
 class PythonInstance final : public backend::ModelInstance {
  public:
@@ -216,7 +225,7 @@ class PythonInstance final : public backend::ModelInstance {
       StatusOr<StubMessage> m = ParseStubMessage(*json, sizes.payload_size);
       if (!m.ok() || m->op != "result") {
         std::vector<char> payload;
-        if (m.ok() && m->op == "bls") {
+        if (m.ok() && (m->op == "bls" || m->op == "load_model")) {
           NEREID_RETURN_IF_ERROR(Channel(ReadPayload(sizes.payload_size, deadline, &payload)));
         } else {
           NEREID_RETURN_IF_ERROR(Channel(stub_->Skip(sizes.payload_size, deadline)));
@@ -226,14 +235,9 @@ class PythonInstance final : public backend::ModelInstance {
           Log(*model_->settings, StubLogLevel(m->level), m->message);
           continue;
         }
-        if (m->op == "bls") {
-          NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, payload, deadline)));
-          continue;
-        }
-        if (m->op == "is_cancelled") {
-          NEREID_RETURN_IF_ERROR(Channel(AnswerCancelled(*m, args.senders)));
-          continue;
-        }
+        StatusOr<bool> answered = AnswerQuestion(*m, payload, deadline, args);
+        NEREID_RETURN_IF_ERROR(Channel(answered.status()));
+        if (*answered) continue;
         if (m->op == "error") return Failed(m->message);
         return Channel(Internal("unexpected '" + m->op + "' message"));
       }
@@ -270,22 +274,136 @@ class PythonInstance final : public backend::ModelInstance {
     return stub_->ReadExact(*payload, deadline);
   }
 
-  // Runs a BLS request of model.py on the server and answers the stub (its outputs or error);
-  // a BLS call still running at `deadline` is answered as timed out.
-  Status RunBls(const StubMessage& m, const std::vector<char>& payload,
-                std::chrono::steady_clock::time_point deadline) {
+  // Answers what the stub asks during an execution (BLS, is_cancelled, model control); false
+  // when `m` is no question.
+  StatusOr<bool> AnswerQuestion(const StubMessage& m, std::span<const char> payload,
+                                std::chrono::steady_clock::time_point deadline,
+                                const backend::ExecuteArgs& args) {
+    if (m.op == "bls") {
+      NEREID_RETURN_IF_ERROR(m.decoupled ? RunBlsStream(m, payload, deadline)
+                                         : RunBls(m, payload, deadline));
+    } else if (m.op == "is_cancelled") {
+      NEREID_RETURN_IF_ERROR(AnswerCancelled(m, args));
+    } else if (m.op == "model_ready" || m.op == "load_model" || m.op == "unload_model") {
+      NEREID_RETURN_IF_ERROR(AnswerControl(m, payload));
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  // pb_utils.is_model_ready / load_model / unload_model through the server.
+  Status AnswerControl(const StubMessage& m, std::span<const char> payload) {
+    const backend::ModelControl& control = model_->settings->control;
+    Status error = Status::Ok();
+    bool ready = false;
+    if (m.op == "model_ready") {
+      StatusOr<bool> r = control.is_ready ? control.is_ready(m.model_name, m.model_version)
+                                          : StatusOr<bool>(false);
+      if (r.ok()) {
+        ready = *r;
+      } else {
+        error = r.status();
+      }
+    } else if (m.op == "load_model") {
+      std::vector<std::pair<std::string, std::string>> files;
+      for (const auto& [path, t] : m.files) {
+        files.emplace_back(path, std::string(payload.data() + t.offset, t.size));
+      }
+      error = control.load ? control.load(m.model_name, m.config, files) : NoModelControl();
+    } else {
+      error = control.unload ? control.unload(m.model_name, m.unload_dependents) : NoModelControl();
+    }
+    return stub_->Write(EncodeControlAnswer(m.tag, error, ready), {});
+  }
+
+  static backend::InferCall MakeCall(const StubMessage& m, std::span<const char> payload,
+                                     std::vector<backend::TensorRef>* inputs) {
     backend::InferCall call;
     call.model_name = m.model_name;
     call.model_version = m.model_version;
     call.id = m.request_id;
     call.requested_outputs = m.requested_outputs;
     call.timeout_us = m.timeout_us;
-    std::vector<backend::TensorRef> inputs;
+    call.correlation_id = m.correlation_id;
+    call.correlation_id_str = m.correlation_id_str;
+    call.flags = m.flags;
+    call.parameters = m.parameters;
+    call.decoupled = m.decoupled;
     for (const TensorDesc& t : m.inputs) {
-      inputs.push_back(
+      inputs->push_back(
           {t.name, t.data_type, t.shape, std::span<const char>(payload.data() + t.offset, t.size)});
     }
-    call.inputs = inputs;
+    call.inputs = *inputs;
+    return call;
+  }
+
+  Status WriteBlsResult(int64_t tag, const StatusOr<std::vector<backend::InferTensor>>& result,
+                        bool final) {
+    std::vector<std::span<const char>> chunks;
+    if (result.ok()) {
+      for (const auto& t : *result) chunks.emplace_back(t.data.data(), t.data.size());
+    }
+    const std::string header = result.ok()
+                                   ? EncodeBlsStreamResult(tag, Status::Ok(), *result, final)
+                                   : EncodeBlsStreamResult(tag, result.status(), {}, final);
+    return stub_->Write(header, chunks);
+  }
+
+  // The responses of a decoupled BLS call, queued by the server's threads for the instance's.
+  struct BlsStream {
+    Mutex mu;
+    std::condition_variable cv;
+    std::deque<std::pair<StatusOr<std::vector<backend::InferTensor>>, bool>> queue GUARDED_BY(mu);
+    void Push(StatusOr<std::vector<backend::InferTensor>> r, bool final) {
+      {
+        MutexLock lock(mu);
+        queue.emplace_back(std::move(r), final);
+      }
+      cv.notify_one();
+    }
+  };
+
+  // exec(decoupled=True): forwards each response to the stub as it comes (tagged, the last one
+  // `final`); a call still running at `deadline` ends with a timed-out error.
+  Status RunBlsStream(const StubMessage& m, std::span<const char> payload,
+                      std::chrono::steady_clock::time_point deadline) {
+    std::vector<backend::TensorRef> inputs;
+    backend::InferCall call = MakeCall(m, payload, &inputs);
+    auto stream = std::make_shared<BlsStream>();
+    call.on_response = [stream](StatusOr<std::vector<backend::InferTensor>> r) {
+      stream->Push(std::move(r), false);
+    };
+    if (!model_->settings->infer) {
+      stream->Push(Unsupported("BLS is not available in this server"), true);
+    } else {
+      model_->settings->infer(call, [stream](StatusOr<std::vector<backend::InferTensor>> r) {
+        stream->Push(std::move(r), true);
+      });
+    }
+    while (true) {
+      UniqueLock lock(stream->mu);
+      while (stream->queue.empty()) {
+        if (lock.WaitUntil(stream->cv, deadline) == std::cv_status::timeout &&
+            stream->queue.empty()) {
+          lock.Unlock();
+          return WriteBlsResult(m.tag, BlsTimedOut(m.model_name), true);
+        }
+      }
+      auto [result, final] = std::move(stream->queue.front());
+      stream->queue.pop_front();
+      lock.Unlock();
+      NEREID_RETURN_IF_ERROR(WriteBlsResult(m.tag, result, final));
+      if (final) return Status::Ok();
+    }
+  }
+
+  // Runs a BLS request of model.py on the server and answers the stub (its outputs or error);
+  // a BLS call still running at `deadline` is answered as timed out.
+  Status RunBls(const StubMessage& m, std::span<const char> payload,
+                std::chrono::steady_clock::time_point deadline) {
+    std::vector<backend::TensorRef> inputs;
+    backend::InferCall call = MakeCall(m, payload, &inputs);
     using Result = StatusOr<std::vector<backend::InferTensor>>;
     auto promise = std::make_shared<std::promise<Result>>();
     std::future<Result> future = promise->get_future();
@@ -296,27 +414,22 @@ class PythonInstance final : public backend::ModelInstance {
     }
     Result result = future.wait_until(deadline) == std::future_status::ready
                         ? future.get()
-                        : Result(Unavailable("BLS request to model '" + m.model_name +
-                                             "' timed out (stub-timeout-seconds)"));
-    std::vector<std::span<const char>> chunks;
-    if (result.ok()) {
-      for (const auto& t : *result) chunks.emplace_back(t.data.data(), t.data.size());
-    }
-    const std::string header = result.ok() ? EncodeBlsResult(m.tag, Status::Ok(), *result)
-                                           : EncodeBlsResult(m.tag, result.status(), {});
-    return stub_->Write(header, chunks);
+                        : Result(BlsTimedOut(m.model_name));
+    return WriteBlsResult(m.tag, result, true);
   }
 
   // Answers request.is_cancelled(): the state of the request's response sender (decoupled
-  // models; a request of another model has no sender and is never seen as cancelled).
-  Status AnswerCancelled(const StubMessage& m,
-                         std::span<const std::shared_ptr<backend::ResponseSender>> senders) {
+  // models), else the request's own cancellation state (API v5).
+  Status AnswerCancelled(const StubMessage& m, const backend::ExecuteArgs& args) {
     bool cancelled = false;
-    if (!senders.empty()) {
-      if (m.request < 0 || static_cast<size_t>(m.request) >= senders.size()) {
+    const auto i = static_cast<size_t>(m.request);
+    if (!args.senders.empty()) {
+      if (m.request < 0 || i >= args.senders.size()) {
         return Internal("is_cancelled for an unknown request");
       }
-      cancelled = senders[static_cast<size_t>(m.request)]->IsCancelled();
+      cancelled = args.senders[i]->IsCancelled();
+    } else if (m.request >= 0 && i < args.requests.size() && args.requests[i].is_cancelled) {
+      cancelled = args.requests[i].is_cancelled();
     }
     return stub_->Write(EncodeCancelled(m.tag, cancelled), {});
   }
@@ -370,10 +483,9 @@ class PythonInstance final : public backend::ModelInstance {
         Log(*model_->settings, StubLogLevel(m->level), m->message);
       } else if (m->op == "done") {
         done = true;
-      } else if (m->op == "bls") {
-        NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, f->payload, deadline)));
-      } else if (m->op == "is_cancelled") {
-        NEREID_RETURN_IF_ERROR(Channel(AnswerCancelled(*m, args.senders)));
+      } else if (StatusOr<bool> answered = AnswerQuestion(*m, f->payload, deadline, args);
+                 !answered.ok() || *answered) {
+        NEREID_RETURN_IF_ERROR(Channel(answered.status()));
       } else if (m->op == "error") {
         return Failed(m->message);
       } else if (m->op == "send") {
@@ -517,6 +629,7 @@ StatusOr<std::shared_ptr<const Settings>> ReadSettings(const backend::BackendOpt
   if (options == nullptr) return std::shared_ptr<const Settings>(settings);
   settings->log = options->log;
   settings->infer = options->infer;
+  settings->control = options->model_control;
   for (const auto& [key, value] : options->config) {
     const bool known = key == "stub-timeout-seconds" || key == "shm-default-byte-size" ||
                        key == "shm-growth-byte-size";

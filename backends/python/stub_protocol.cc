@@ -183,11 +183,68 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
         m.requested_outputs.emplace_back(r.GetString(), r.GetStringLength());
       }
     }
+    if (const rapidjson::Value* c = FindMember(doc, "correlation_id"); c != nullptr) {
+      if (c->IsString()) {
+        m.correlation_id_str.assign(c->GetString(), c->GetStringLength());
+      } else if (c->IsUint64()) {
+        m.correlation_id = c->GetUint64();
+      } else {
+        return Bad("malformed 'correlation_id'");
+      }
+    }
+    if (const rapidjson::Value* d = FindMember(doc, "decoupled"); d != nullptr && d->IsBool()) {
+      m.decoupled = d->GetBool();
+    }
+    if (const rapidjson::Value* ps = FindMember(doc, "parameters"); ps != nullptr) {
+      if (!ps->IsObject()) return Bad("'parameters' is not an object");
+      for (const auto& p : ps->GetObject()) {
+        std::string key(p.name.GetString(), p.name.GetStringLength());
+        if (p.value.IsBool()) {
+          m.parameters.emplace_back(std::move(key), p.value.GetBool());
+        } else if (p.value.IsInt64()) {
+          m.parameters.emplace_back(std::move(key), p.value.GetInt64());
+        } else if (p.value.IsString()) {
+          m.parameters.emplace_back(std::move(key),
+                                    std::string(p.value.GetString(), p.value.GetStringLength()));
+        } else {
+          return Bad("parameter '" + key + "' is not a string, an integer or a bool");
+        }
+      }
+    }
     const rapidjson::Value* ins = FindMember(doc, "inputs");
     if (ins == nullptr || !ins->IsArray()) return Bad("'inputs' is not an array");
     for (const rapidjson::Value& i : ins->GetArray()) {
       NEREID_ASSIGN_OR_RETURN(TensorDesc t, ParseTensor(i, payload_size));
       m.inputs.push_back(std::move(t));
+    }
+  } else if (m.op == "model_ready" || m.op == "load_model" || m.op == "unload_model") {
+    m.model_name = std::string(StringMember(doc, "model_name"));
+    StatusOr<int64_t> version = IntMember(doc, "model_version", -1);
+    if (!version.ok()) return Bad("malformed 'model_version'");
+    m.model_version = *version;
+    if (const rapidjson::Value* u = FindMember(doc, "unload_dependents");
+        u != nullptr && u->IsBool()) {
+      m.unload_dependents = u->GetBool();
+    }
+    if (const rapidjson::Value* fs = FindMember(doc, "files"); fs != nullptr) {
+      if (!fs->IsArray()) return Bad("'files' is not an array");
+      for (const rapidjson::Value& f : fs->GetArray()) {
+        // A file is described as a BYTES-free tensor: name (its path), offset and size.
+        if (!f.IsObject()) return Bad("a file is not an object");
+        StatusOr<int64_t> offset = IntMember(f, "offset", -1);
+        StatusOr<int64_t> size = IntMember(f, "size", -1);
+        if (!offset.ok() || !size.ok() || *offset < 0 || *size < 0 ||
+            static_cast<uint64_t>(*offset) > payload_size ||
+            static_cast<uint64_t>(*size) > payload_size - static_cast<uint64_t>(*offset)) {
+          return Bad("a file has no valid offset and size");
+        }
+        TensorDesc t;
+        t.data_type = DataType::kUint8;
+        t.offset = static_cast<uint64_t>(*offset);
+        t.size = static_cast<uint64_t>(*size);
+        t.shape = {*size};
+        m.files.emplace_back(std::string(StringMember(f, "path")), std::move(t));
+      }
     }
   } else if (m.op != "ok" && m.op != "error" && m.op != "log" && m.op != "done" &&
              m.op != "config" && m.op != "is_cancelled") {
@@ -252,8 +309,32 @@ std::string EncodeCancelled(int64_t tag, bool cancelled) {
   return buf.GetString();
 }
 
+std::string EncodeControlAnswer(int64_t tag, const Status& error, bool ready) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  auto str = [&w](std::string_view s) { WriteString(&w, s); };
+  w.StartObject();
+  str("op");
+  str("control_result");
+  str("tag");
+  w.Int64(tag);
+  if (!error.ok()) {
+    str("error");
+    str(error.message());
+  }
+  str("ready");
+  w.Bool(ready);
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
 std::string EncodeBlsResult(int64_t tag, const Status& error,
                             std::span<const backend::InferTensor> outputs) {
+  return EncodeBlsStreamResult(tag, error, outputs, true);
+}
+
+std::string EncodeBlsStreamResult(int64_t tag, const Status& error,
+                                  std::span<const backend::InferTensor> outputs, bool final) {
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
   auto str = [&w](std::string_view s) { WriteString(&w, s); };
@@ -262,6 +343,8 @@ std::string EncodeBlsResult(int64_t tag, const Status& error,
   str("bls_result");
   str("tag");
   w.Int64(tag);
+  str("final");
+  w.Bool(final);
   if (!error.ok()) {
     str("error");
     w.StartObject();

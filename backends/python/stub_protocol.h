@@ -11,6 +11,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "nereid/backend_api.h"
@@ -56,7 +58,9 @@ struct StubResponse {
 // request), "send" (a decoupled response for request `request` with `flags`, outputs or an error),
 // "done" (a decoupled execute returned), "bls" (see below; answered with EncodeBlsResult(`tag`)),
 // "config" (`config`: auto_complete_config's result), "is_cancelled" (is request `request`
-// cancelled? answered with EncodeCancelled(`tag`)).
+// cancelled? answered with EncodeCancelled(`tag`)), "model_ready" (`model_name`,
+// `model_version`), "load_model" (`model_name`, `config`, `files` in the payload) and
+// "unload_model" (`model_name`, `unload_dependents`), answered with EncodeControlAnswer(`tag`).
 struct StubMessage {
   std::string op;
   std::string message;
@@ -75,6 +79,14 @@ struct StubMessage {
   std::vector<std::string> requested_outputs;
   std::vector<TensorDesc> inputs;
   uint64_t timeout_us = 0;  // InferenceRequest(timeout=...), microseconds
+  // "bls" (also): `flags` above are the request's flags (sequence start 1, end 2).
+  uint64_t correlation_id = 0;
+  std::string correlation_id_str;  // a string correlation id
+  std::vector<std::pair<std::string, std::variant<bool, int64_t, std::string>>> parameters;
+  bool decoupled = false;  // exec(decoupled=True): answered by a stream of bls_result frames
+  // "load_model": the files (relative path, bytes in the payload); "unload_model".
+  std::vector<std::pair<std::string, TensorDesc>> files;
+  bool unload_dependents = false;
 };
 
 // Parses and checks one message: every tensor lies inside a payload of `payload_size` bytes, has
@@ -103,6 +115,12 @@ int TritonErrorCodeOf(StatusCode code);
 // bytes follow in the payload, in this order).
 std::string EncodeBlsResult(int64_t tag, const Status& error,
                             std::span<const backend::InferTensor> outputs);
+// One response of a decoupled BLS call (exec(decoupled=True)) with `tag`; `final` on the last.
+std::string EncodeBlsStreamResult(int64_t tag, const Status& error,
+                                  std::span<const backend::InferTensor> outputs, bool final);
+
+// The answer to "model_ready", "load_model" or "unload_model" with `tag`: the error, or `ready`.
+std::string EncodeControlAnswer(int64_t tag, const Status& error, bool ready);
 
 // The answer to an "is_cancelled" message with `tag` (no payload).
 std::string EncodeCancelled(int64_t tag, bool cancelled);

@@ -141,5 +141,71 @@ TEST(StubProtocol, EncodesBlsResults) {
   EXPECT_EQ(StubErrorCode(TritonErrorCodeOf(StatusCode::kCancelled)), StatusCode::kCancelled);
 }
 
+TEST(StubProtocol, ParsesBlsRequestFields) {
+  StatusOr<StubMessage> m = ParseStubMessage(
+      R"({"op":"bls","model_name":"m","tag":5,"inputs":[],"correlation_id":"abc","flags":3,"decoupled":true,"parameters":{"s":"x","n":-2,"b":true}})",
+      0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->correlation_id_str, "abc");
+  EXPECT_EQ(m->flags, 3u);
+  EXPECT_TRUE(m->decoupled);
+  ASSERT_EQ(m->parameters.size(), 3u);
+  EXPECT_EQ(std::get<std::string>(m->parameters[0].second), "x");
+  EXPECT_EQ(std::get<int64_t>(m->parameters[1].second), -2);
+  EXPECT_TRUE(std::get<bool>(m->parameters[2].second));
+  m = ParseStubMessage(R"({"op":"bls","model_name":"m","inputs":[],"correlation_id":42})", 0);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->correlation_id, 42u);
+  EXPECT_TRUE(m->correlation_id_str.empty());
+  EXPECT_FALSE(m->decoupled);
+}
+
+TEST(StubProtocol, RefusesBadBlsRequestFields) {
+  for (const char* json : {
+           R"({"op":"bls","inputs":[],"parameters":{"f":1.5}})",
+           R"({"op":"bls","inputs":[],"parameters":{"l":[1]}})",
+           R"({"op":"bls","inputs":[],"parameters":[1]})",
+           R"({"op":"bls","inputs":[],"correlation_id":-1})",
+           R"({"op":"bls","inputs":[],"correlation_id":1.5})",
+       }) {
+    StatusOr<StubMessage> m = ParseStubMessage(json, 0);
+    EXPECT_FALSE(m.ok()) << json;
+    EXPECT_THAT(std::string(m.status().message()), HasSubstr("malformed message")) << json;
+  }
+}
+
+TEST(StubProtocol, ParsesModelControlMessages) {
+  StatusOr<StubMessage> m = ParseStubMessage(
+      R"({"op":"load_model","tag":2,"model_name":"m","config":"{}","files":[{"path":"1/model.py","offset":0,"size":3}]})",
+      3);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->config, "{}");
+  ASSERT_EQ(m->files.size(), 1u);
+  EXPECT_EQ(m->files[0].first, "1/model.py");
+  EXPECT_EQ(m->files[0].second.size, 3u);
+  EXPECT_FALSE(
+      ParseStubMessage(R"({"op":"load_model","files":[{"path":"a","offset":1,"size":3}]})", 3)
+          .ok());
+  EXPECT_FALSE(ParseStubMessage(R"({"op":"load_model","files":{}})", 0).ok());
+  m = ParseStubMessage(R"({"op":"unload_model","model_name":"m","unload_dependents":true})", 0);
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->unload_dependents);
+  m = ParseStubMessage(R"({"op":"model_ready","model_name":"m","model_version":3})", 0);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->model_version, 3);
+}
+
+TEST(StubProtocol, EncodesStreamAndControlAnswers) {
+  std::vector<backend::InferTensor> outs = {{"OUT", DataType::kInt32, {1}, std::string(4, '\0')}};
+  EXPECT_THAT(EncodeBlsStreamResult(9, Status::Ok(), outs, false),
+              HasSubstr(R"("tag":9,"final":false,"outputs":[{"name":"OUT")"));
+  EXPECT_THAT(EncodeBlsStreamResult(9, Internal("x"), {}, true),
+              HasSubstr(R"("final":true,"error":{"message":"x","code":1})"));
+  EXPECT_EQ(EncodeControlAnswer(4, Status::Ok(), true),
+            R"({"op":"control_result","tag":4,"ready":true})");
+  EXPECT_EQ(EncodeControlAnswer(4, NotFound("no"), false),
+            R"({"op":"control_result","tag":4,"error":"no","ready":false})");
+}
+
 }  // namespace
 }  // namespace nereid::backends::python

@@ -20,6 +20,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "nereid/data_type.h"
@@ -27,7 +29,7 @@
 
 namespace nereid::backend {
 
-inline constexpr uint32_t kBackendApiVersion = 4;
+inline constexpr uint32_t kBackendApiVersion = 5;
 
 enum class LogLevel { kVerbose, kInfo, kWarning, kError };
 using LogFunction = std::function<void(LogLevel, std::string_view message)>;
@@ -105,6 +107,10 @@ struct RequestInfo {
   // The request's other parameters as a JSON object ("{}" when none): strings, integers, bools
   // and doubles.
   std::string parameters_json;
+  // API v5: true once the client gave up on the request (a cancelled gRPC call or stream, a
+  // closed HTTP connection) or the server stops; empty when the request cannot be cancelled.
+  // Callable from any thread during Execute.
+  std::function<bool()> is_cancelled;
 };
 
 // One execution: the inputs of a (possibly batched) request, shapes already reshaped to what the
@@ -184,6 +190,14 @@ class Backend {
   virtual StatusOr<std::unique_ptr<Model>> LoadModel(const ModelLoadOptions& options) = 0;
 };
 
+// An output of an InferCall, owned.
+struct InferTensor {
+  std::string name;
+  DataType data_type = DataType::kInvalid;
+  std::vector<int64_t> shape;
+  std::string data;  // BYTES length-prefixed
+};
+
 // An inference a plugin asks the server to run (Triton's BLS: a Python model calling another
 // model). API v4.
 struct InferCall {
@@ -196,14 +210,18 @@ struct InferCall {
   // called model's queue policy applies it. Added to API v4 without a version bump (in-tree
   // plugins only; ADR 0014).
   uint64_t timeout_us = 0;
-};
-
-// An output of an InferCall, owned.
-struct InferTensor {
-  std::string name;
-  DataType data_type = DataType::kInvalid;
-  std::vector<int64_t> shape;
-  std::string data;  // BYTES length-prefixed
+  // API v5: Triton's BLS request fields. The sequence id (`correlation_id_str` when not empty,
+  // else `correlation_id` when not 0), Triton's request flags (1: sequence start, 2: sequence
+  // end) and the request's parameters (strings, integers, bools), as a client's request has them.
+  uint64_t correlation_id = 0;
+  std::string correlation_id_str;
+  uint32_t flags = 0;
+  std::vector<std::pair<std::string, std::variant<bool, int64_t, std::string>>> parameters;
+  // API v5: a decoupled call (Triton's exec(decoupled=True)): `on_response` gets every response
+  // but the last, in order, never concurrently; `done` gets the last one (empty outputs for a
+  // flags-only FINAL). Without it, calling a decoupled model fails with Triton's text.
+  bool decoupled = false;
+  std::function<void(StatusOr<std::vector<InferTensor>>)> on_response;
 };
 
 using InferDone = std::function<void(StatusOr<std::vector<InferTensor>>)>;
@@ -212,12 +230,28 @@ using InferDone = std::function<void(StatusOr<std::vector<InferTensor>>)>;
 // returns. Unavailable (`done` gets UNAVAILABLE) once the server is shutting down.
 using InferFunction = std::function<void(const InferCall& call, InferDone done)>;
 
+// API v5: model control for plugins (Triton's pb_utils.is_model_ready / load_model /
+// unload_model), with the server's rules: load and unload only in explicit model-control mode
+// (Triton's texts otherwise). Each member may be empty (e.g. in plugin tests). Callable from any
+// thread; `load` blocks until the model is READY or failed.
+struct ModelControl {
+  // Is version `version` (-1: any) of `name` ready? An unknown model is not ready.
+  std::function<StatusOr<bool>(const std::string& name, int64_t version)> is_ready;
+  // Loads (or reloads) `name`; `config_json` (empty: none) overrides its configuration, `files`
+  // (relative path, contents) override its files, as the repository extension's load does.
+  std::function<Status(const std::string& name, const std::string& config_json,
+                       const std::vector<std::pair<std::string, std::string>>& files)>
+      load;
+  std::function<Status(const std::string& name, bool unload_dependents)> unload;
+};
+
 // What the server hands a backend at creation: the `--backend-config=<name>,<k>=<v>` entries for
 // it, a sink for log lines and (API v4) a way to run inferences on the server.
 struct BackendOptions {
   std::vector<std::pair<std::string, std::string>> config;
   LogFunction log;
-  InferFunction infer;  // may be empty (e.g. in plugin tests)
+  InferFunction infer;         // may be empty (e.g. in plugin tests)
+  ModelControl model_control;  // API v5
 };
 
 }  // namespace nereid::backend

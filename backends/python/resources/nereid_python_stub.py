@@ -31,7 +31,8 @@ class Channel:
         self.read_cond = threading.Condition()
         self.reading = False  # a thread is reading the socket (read())
         self.untagged = []    # frames read for the thread that waits for untagged ones
-        self.answers = {}     # tag -> frame
+        self.answers = {}     # tag -> frames (a decoupled BLS call gets several)
+        self.dropped = set()  # tags of BLS streams abandoned before their final frame
         self.next_tag = 0
 
     def fill(self):
@@ -87,8 +88,11 @@ class Channel:
                 while True:
                     if tag is None and self.untagged:
                         return self.untagged.pop(0)
-                    if tag is not None and tag in self.answers:
-                        return self.answers.pop(tag)
+                    if tag is not None and self.answers.get(tag):
+                        frames = self.answers[tag]
+                        if len(frames) == 1:
+                            del self.answers[tag]
+                        return frames.pop(0)
                     if not self.reading:
                         break
                     self.read_cond.wait()
@@ -101,19 +105,33 @@ class Channel:
                     self.reading = False
                     if frame is not None:
                         got = frame[0].get("tag")
-                        if got is not None:
-                            self.answers[got] = frame
+                        if got in self.dropped:  # a response of an abandoned BLS stream
+                            if frame[0].get("final", True):
+                                self.dropped.discard(got)
+                        elif got is not None:
+                            self.answers.setdefault(got, []).append(frame)
                         else:
                             self.untagged.append(frame)
                     self.read_cond.notify_all()
 
     def call(self, header, chunks=()):
         """Writes `header` (and `chunks`) with a new tag; returns the answer with that tag."""
+        return self.read(self.ask(header, chunks))
+
+    def ask(self, header, chunks=()):
+        """Writes `header` (and `chunks`) with a new tag; returns the tag (read(tag) answers)."""
         with self.read_cond:
             self.next_tag += 1
             tag = self.next_tag
         self.write(dict(header, tag=tag), chunks)
-        return self.read(tag)
+        return tag
+
+    def drop(self, tag):
+        """Discards the frames of stream `tag`, those filed and those still to come."""
+        with self.read_cond:
+            frames = self.answers.pop(tag, [])
+            if not any(f[0].get("final", True) for f in frames):
+                self.dropped.add(tag)
 
     def write(self, header, chunks=()):
         body = json.dumps(header).encode("utf-8")
@@ -193,19 +211,46 @@ class Stub:
     def log(self, level, message):
         self.channel.write({"op": "log", "level": level, "message": message})
 
+    def bls_header(self, request, decoupled):
+        chunks = []
+        inputs, _ = encode_tensors(request.inputs(), chunks, 0)
+        header = {"op": "bls", "model_name": request._model_name,
+                  "model_version": request._model_version, "request_id": request.request_id(),
+                  "timeout": request.timeout(), "correlation_id": request.correlation_id(),
+                  "flags": request.flags(), "parameters": json.loads(request.parameters()),
+                  "decoupled": decoupled,
+                  "requested": list(request.requested_output_names()), "inputs": inputs}
+        return header, chunks
+
     def bls(self, request):
         """Runs InferenceRequest.exec(): the server runs the inference; answers a response.
         Any thread may call it while the server listens to this instance (during execute, and
         for decoupled models until every request's FINAL was sent); calls are answered one at a
         time, matched by tag."""
-        chunks = []
-        inputs, _ = encode_tensors(request.inputs(), chunks, 0)
-        version = request._model_version
-        msg, payload = self.channel.call(
-            {"op": "bls", "model_name": request._model_name,
-             "model_version": int(version) if str(version).lstrip("-").isdigit() else -1,
-             "request_id": request.request_id(), "timeout": request.timeout(),
-             "requested": list(request.requested_output_names()), "inputs": inputs}, chunks)
+        msg, payload = self.channel.call(*self.bls_header(request, False))
+        return self.bls_response(msg, payload)
+
+    def bls_stream(self, request):
+        """exec(decoupled=True): the server streams the called model's responses, tagged."""
+        return pb_utils.ResponseIterator(self.channel.ask(*self.bls_header(request, True)))
+
+    def bls_next(self, tag):
+        """The next response of stream `tag` and whether it is the last."""
+        msg, payload = self.channel.read(tag)
+        return self.bls_response(msg, payload), bool(msg.get("final", True))
+
+    def bls_drop(self, tag):
+        self.channel.drop(tag)
+
+    def control(self, header, prefix, chunks=()):
+        """is_model_ready / load_model / unload_model: the server's answer (ready), or raises
+        TritonModelException with `prefix` and the server's error."""
+        msg, _ = self.channel.call(header, chunks)
+        if msg.get("error") is not None:
+            raise pb_utils.TritonModelException(prefix + msg["error"])
+        return bool(msg.get("ready"))
+
+    def bls_response(self, msg, payload):
         if msg.get("op") != "bls_result":
             raise pb_utils.TritonModelException("unexpected answer to a BLS request")
         if msg.get("error"):
@@ -277,8 +322,8 @@ class Stub:
             req = pb_utils.InferenceRequest(
                 request_id=r.get("id", ""), correlation_id=r.get("correlation_id", 0),
                 inputs=inputs, requested_output_names=r.get("requested", []),
-                flags=r.get("flags", 0), parameters=r.get("parameters", "{}"),
-                model_name=msg.get("model_name", ""))
+                flags=r.get("flags", 0), model_name=msg.get("model_name", ""))
+            req._parameters = r.get("parameters", "{}")
             req._index = i
             requests.append(req)
         return requests

@@ -8,6 +8,7 @@ the response sender.
 """
 
 import json
+import re
 
 import numpy as np
 
@@ -238,12 +239,59 @@ class InferenceResponseSender:
         return self._cancelled
 
 
+class PreferredMemory:
+    """Where a BLS call's outputs should be placed (accepted; Nereid's are always CPU)."""
+
+    def __init__(self, preferred_memory_type, preferred_device_id=0):
+        self.preferred_memory_type = preferred_memory_type
+        self.preferred_device_id = preferred_device_id
+
+
+TRITONSERVER_MEMORY_GPU = 1
+TRITONSERVER_MEMORY_CPU = 0
+
+
+def _check_int(name, value, low, high):
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value < high:
+        raise TypeError(f"InferenceRequest {name} must be an integer in [{low}, {high}), "
+                        f"got {value!r}")
+
+
+def _parameters_to_json(parameters):
+    """Triton's PyParametersToJSON: a dict of str keys and bool/int/str values (None: {})."""
+    if parameters is None:
+        return "{}"
+    if not isinstance(parameters, dict):
+        raise TritonModelException(f"Expect N8pybind114dictE, got {type(parameters)}")
+    for key, value in parameters.items():
+        if not isinstance(key, str):
+            raise TritonModelException(
+                f"Expect parameters keys to have type str, found type {type(key)}")
+        if not isinstance(value, (bool, int, str)):
+            raise TritonModelException(
+                f"Expect parameters values to have type bool/int/str, found type {type(value)}")
+    return json.dumps(parameters)
+
+
 class InferenceRequest:
     """A request handed to execute(), or one model.py makes to another model (BLS: exec())."""
 
     def __init__(self, request_id="", correlation_id=0, inputs=None, requested_output_names=None,
                  model_name="", model_version=-1, flags=0, timeout=0, preferred_memory=None,
                  trace=None, parameters=None):
+        if not isinstance(request_id, str):
+            raise TypeError(f"InferenceRequest request_id must be a str, got {request_id!r}")
+        if not isinstance(model_name, str):
+            raise TypeError(f"InferenceRequest model_name must be a str, got {model_name!r}")
+        if isinstance(correlation_id, bool) or not isinstance(correlation_id, (int, str)):
+            raise TritonModelException("Correlation ID must be integer or string")
+        if isinstance(correlation_id, int):
+            _check_int("correlation_id", correlation_id, 0, 1 << 64)
+        _check_int("model_version", model_version, -(1 << 63), 1 << 63)
+        _check_int("flags", flags, 0, 1 << 32)
+        if preferred_memory is not None and not isinstance(preferred_memory, PreferredMemory):
+            raise TypeError("InferenceRequest preferred_memory must be a PreferredMemory, got "
+                            f"{preferred_memory!r}")
         self._id = request_id
         self._correlation_id = correlation_id
         self._inputs = list(inputs or [])
@@ -256,11 +304,10 @@ class InferenceRequest:
             raise TypeError("InferenceRequest timeout must be an integer number of microseconds "
                             f">= 0, got {timeout!r}")
         self._timeout = timeout
-        if parameters is None:
-            parameters = {}
-        self._parameters = parameters if isinstance(parameters, str) else json.dumps(parameters)
+        self._parameters = _parameters_to_json(parameters)
         self._sender = None
         self._index = -1
+        self._cancelled = False
 
     def inputs(self):
         return self._inputs
@@ -273,6 +320,10 @@ class InferenceRequest:
 
     def flags(self):
         return self._flags
+
+    def set_flags(self, flags):
+        _check_int("flags", flags, 0, 1 << 32)
+        self._flags = flags
 
     def timeout(self):
         return self._timeout
@@ -287,11 +338,17 @@ class InferenceRequest:
         return self._model_name
 
     def is_cancelled(self):
-        """True once the client gave up on this request (decoupled models, whose requests have
-        a response sender; always False for other models and for BLS requests)."""
-        if self._index < 0 or _stub is None or not _stub.decoupled:
+        """True once the client gave up on this request (a cancelled gRPC call or stream, a
+        closed HTTP connection); always False for a BLS request. Decoupled models ask their
+        response sender; other models ask the server while execute runs (after that the last
+        state seen is kept)."""
+        if self._index < 0 or _stub is None:
             return False
-        return self.get_response_sender().is_cancelled()
+        if _stub.decoupled:
+            return self.get_response_sender().is_cancelled()
+        if not self._cancelled and _stub.listening():
+            self._cancelled = _stub.is_cancelled(self._index)
+        return self._cancelled
 
     def get_response_sender(self):
         if self._index < 0 or _stub is None:
@@ -303,17 +360,146 @@ class InferenceRequest:
 
     def exec(self, decoupled=False):
         """BLS: runs this request on model `model_name` through the server; returns its
-        InferenceResponse (check has_error())."""
+        InferenceResponse (check has_error()), or with decoupled=True an iterator of the called
+        model's responses (the last one may be empty: the FINAL flag alone)."""
+        if not isinstance(decoupled, bool):
+            raise TypeError(f"exec(): decoupled must be a bool, got {decoupled!r}")
+        _check_listening("BLS requests")
         if decoupled:
-            raise TritonModelException("Decoupled BLS requests (exec(decoupled=True)) are not "
-                                       "supported by Nereid's Python backend yet.")
-        if _stub is None or not _stub.listening():
-            raise TritonModelException("BLS requests can only be made inside execute() (or, for "
-                                       "decoupled models, until every request's FINAL was sent).")
+            return _stub.bls_stream(self)
         return _stub.bls(self)
 
     async def async_exec(self, decoupled=False):
         return self.exec(decoupled)
+
+
+class ResponseIterator:
+    """The responses of exec(decoupled=True), in order, as the called model sends them. Iterating
+    again after the end replays them (as Triton's); an iterator dropped before its end (or
+    cancel()) discards the rest of the responses as they arrive."""
+
+    def __init__(self, tag):
+        self._tag = tag
+        self._finished = False
+        self._dropped = False
+        self._responses = []
+        self._index = 0
+
+    def __iter__(self):
+        if self._finished and self._index >= len(self._responses):
+            self._index = 0
+        return self
+
+    def __next__(self):
+        if self._finished or self._dropped:
+            if self._index < len(self._responses):
+                self._index += 1
+                return self._responses[self._index - 1]
+            raise StopIteration("Iteration is done for the responses.")
+        response, final = _stub.bls_next(self._tag)
+        self._responses.append(response)
+        if final:
+            self._finished = True
+            self._index = len(self._responses)
+        return response
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        try:
+            return self.__next__()
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+    def cancel(self):
+        """Stops receiving: the responses still to come are discarded (the called model is not
+        told; it runs to its end)."""
+        if not self._finished and not self._dropped:
+            self._dropped = True
+            self._index = len(self._responses)
+            _stub.bls_drop(self._tag)
+
+    def __del__(self):
+        try:
+            self.cancel()
+        except Exception:  # noqa: BLE001 (interpreter shutdown)
+            pass
+
+
+def _check_listening(what):
+    if _stub is None or not _stub.listening():
+        raise TritonModelException(f"{what} can only be made inside execute() (or, for "
+                                   "decoupled models, until every request's FINAL was sent).")
+
+
+def _version_from_string(version):
+    """Triton's GetModelVersionFromString: "" is -1 (any), else an integer >= 0."""
+    if not isinstance(version, str):
+        raise TypeError(f"model_version must be a str, got {version!r}")
+    if version == "":
+        return -1
+    match = re.match(r"\s*[+-]?\d+", version)  # std::stol: leading digits, the rest ignored
+    if match is None:
+        raise TritonModelException(
+            f"failed to get model version from specified version string '{version}' (details: "
+            "stol), version should be an integral value > 0")
+    value = int(match.group(0))
+    if value < 0:
+        raise TritonModelException(
+            f"failed to get model version from specified version string '{version}', version "
+            "should be an integral value > 0")
+    return value
+
+
+def is_model_ready(model_name, model_version=""):
+    """True when version `model_version` ("" any) of `model_name` is ready on the server."""
+    if not isinstance(model_name, str):
+        raise TypeError(f"is_model_ready(): model_name must be a str, got {model_name!r}")
+    _check_listening("Model readiness requests")
+    try:
+        version = _version_from_string(model_version)
+    except TritonModelException as e:
+        raise TritonModelException(f"Failed to check model readiness: {e}") from None
+    return _stub.control({"op": "model_ready", "model_name": model_name,
+                          "model_version": version}, "Failed to check model readiness: ")
+
+
+def load_model(model_name, config="", files=None):
+    """Loads (or reloads) `model_name` (explicit model control only); `config` is a JSON model
+    configuration, `files` maps "file:<path>" to the bytes of a file of the model."""
+    if not isinstance(model_name, str) or not isinstance(config, str):
+        raise TypeError("load_model(): model_name and config must be str")
+    chunks = []
+    descs = []
+    if files is not None:
+        if not isinstance(files, dict):
+            raise TritonModelException(
+                f"failed to load model '{model_name}', files should be a dictionary of file "
+                "paths and file contents")
+        offset = 0
+        for path, content in files.items():
+            if not isinstance(path, str) or not isinstance(content, (bytes, bytearray)):
+                raise TypeError("load_model(): files must map str paths to bytes")
+            if not path.startswith("file:"):
+                raise TritonModelException(
+                    f"Failed to load model: Unrecognized load parameter '{path}' with type "
+                    "'bytes'")
+            descs.append({"path": path[5:], "offset": offset, "size": len(content)})
+            chunks.append(bytes(content))
+            offset += len(content)
+    _check_listening("Model load requests")
+    _stub.control({"op": "load_model", "model_name": model_name, "config": config,
+                   "files": descs}, "Failed to load model: ", chunks)
+
+
+def unload_model(model_name, unload_dependents=False):
+    """Unloads `model_name` (explicit model control only)."""
+    if not isinstance(model_name, str) or not isinstance(unload_dependents, bool):
+        raise TypeError("unload_model(): model_name must be a str, unload_dependents a bool")
+    _check_listening("Model unload requests")
+    _stub.control({"op": "unload_model", "model_name": model_name,
+                   "unload_dependents": unload_dependents}, "Failed to unload model: ")
 
 
 def get_input_tensor_by_name(inference_request, name):

@@ -90,6 +90,7 @@ StatusOr<std::unique_ptr<BackendRegistry>> BackendRegistry::Create(const Options
     backend::BackendOptions bo;
     if (auto c = options.config.find(name); c != options.config.end()) bo.config = c->second;
     bo.infer = options.infer;
+    bo.model_control = options.model_control;
     bo.log = [name](backend::LogLevel level, std::string_view msg) {
       LogFromBackend(name, level, msg);
     };

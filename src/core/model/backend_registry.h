@@ -22,6 +22,8 @@ class BackendRegistry {
     std::map<std::string, std::vector<std::pair<std::string, std::string>>> config;
     // Handed to every plugin (BackendOptions::infer): runs inferences on the server.
     backend::InferFunction infer;
+    // Handed to every plugin (BackendOptions::model_control): readiness, load and unload.
+    backend::ModelControl model_control;
   };
 
   // Loads every libnereid_<name>.so in the directory. A plugin that fails to load is logged and

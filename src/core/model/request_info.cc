@@ -101,6 +101,11 @@ std::vector<backend::RequestInfo> MakeRequestInfos(const ModelInfo& model,
     if (GetBool(r.parameters, "sequence_start").value_or(false)) info.flags |= 1;
     if (GetBool(r.parameters, "sequence_end").value_or(false)) info.flags |= 2;
     info.parameters_json = r.parameters.empty() ? "{}" : RequestParametersJson(r.parameters);
+    if (r.cancel_token != nullptr || r.server_stop != nullptr) {
+      info.is_cancelled = [client = r.cancel_token, stop = r.server_stop] {
+        return (client != nullptr && client->cancelled()) || (stop != nullptr && stop->cancelled());
+      };
+    }
   }
   return infos;
 }

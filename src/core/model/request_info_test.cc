@@ -56,5 +56,26 @@ TEST(RequestInfo, ParametersAsJson) {
   EXPECT_EQ(RequestParametersJson(p), R"({"s":"q\"\\\n\u0001","i":-3,"u":7,"b":false,"d":0.5})");
 }
 
+TEST(RequestInfo, IsCancelledFollowsTheClientAndTheServerTokens) {
+  ModelInfo model;
+  InferenceRequest plain = Request("plain", 1);
+  InferenceRequest client = Request("client", 1);
+  auto token = std::make_shared<CancelToken>();
+  client.cancel_token = token;
+  InferenceRequest stopping = Request("stopping", 1);
+  auto stop = std::make_shared<CancelToken>();
+  stopping.server_stop = stop;
+  const InferenceRequest* items[] = {&plain, &client, &stopping};
+  std::vector<backend::RequestInfo> infos = MakeRequestInfos(model, items);
+  EXPECT_FALSE(infos[0].is_cancelled);  // nothing can cancel it
+  ASSERT_TRUE(infos[1].is_cancelled && infos[2].is_cancelled);
+  EXPECT_FALSE(infos[1].is_cancelled());
+  EXPECT_FALSE(infos[2].is_cancelled());
+  token->Cancel();
+  stop->Cancel();
+  EXPECT_TRUE(infos[1].is_cancelled());
+  EXPECT_TRUE(infos[2].is_cancelled());
+}
+
 }  // namespace
 }  // namespace nereid

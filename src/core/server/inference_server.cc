@@ -80,6 +80,7 @@ StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(const ServerO
   for (const auto& [backend, kv] : options.backend_config) bo.config[backend].push_back(kv);
   auto plugin_infer = std::make_shared<PluginInferGate>();
   bo.infer = plugin_infer->Function();
+  bo.model_control = plugin_infer->Control();
   NEREID_ASSIGN_OR_RETURN(std::unique_ptr<BackendRegistry> registry, BackendRegistry::Create(bo));
 
   ModelRepository::Options ro;

@@ -129,5 +129,14 @@ TEST(PluginInferGate, RefusesCallsWhileDetached) {
   EXPECT_EQ(got.code(), StatusCode::kUnavailable);
 }
 
+TEST(PluginInferGate, ModelControlIsRefusedWhileDetached) {
+  auto gate = std::make_shared<PluginInferGate>();
+  backend::ModelControl control = gate->Control();
+  ASSERT_TRUE(control.is_ready && control.load && control.unload);
+  EXPECT_EQ(control.is_ready("m", -1).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(control.load("m", "", {}).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(control.unload("m", false).code(), StatusCode::kUnavailable);
+}
+
 }  // namespace
 }  // namespace nereid

@@ -7,6 +7,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/thread_annotations.h"
 #include "nereid/backend_api.h"
@@ -22,9 +25,16 @@ class PluginInferGate : public std::enable_shared_from_this<PluginInferGate> {
   void Detach();
   // Holds the gate alive.
   backend::InferFunction Function();
+  // Readiness, load and unload for plugins (API v5); also hold the gate alive. Load blocks until
+  // the load finished.
+  backend::ModelControl Control();
 
  private:
   void Call(const backend::InferCall& call, backend::InferDone done);
+  StatusOr<bool> IsReady(const std::string& name, int64_t version);
+  Status Load(const std::string& name, const std::string& config_json,
+              const std::vector<std::pair<std::string, std::string>>& files);
+  Status Unload(const std::string& name, bool unload_dependents);
 
   Mutex mu_;
   InferenceServer* server_ GUARDED_BY(mu_) = nullptr;
