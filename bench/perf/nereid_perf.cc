@@ -98,13 +98,15 @@ StatusOr<LevelResult> MeasureLevel(int concurrency, const PerfOptions& o, LoadDr
     totals.errors += errors;
     uint64_t start = NowNs();
     std::this_thread::sleep_for(std::chrono::milliseconds(o.measurement_interval_ms));
+    // Snapshot, then take the client's records: both edges of the window trail their snapshot
+    // by the same statistics round trip, so the server's diff and the client's count line up.
+    auto after = server.Stats();
     WindowResult w;
     recorder.Take(&w.latencies_ns, &w.errors);
     w.seconds = static_cast<double>(NowNs() - start) / 1e9;
     w.ok = w.latencies_ns.size();
     totals.ok += w.ok;
     totals.errors += w.errors;
-    auto after = server.Stats();
     if (!after.ok()) {
       status = after.status();
       break;
