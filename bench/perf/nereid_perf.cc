@@ -64,7 +64,7 @@ StatusOr<std::unique_ptr<LoadDriver>> MakeDriver(const PerfOptions& o, Server& s
   NEREID_ASSIGN_OR_RETURN(auto inputs, MakeInputs(md, o, from_file ? &file : nullptr));
   if (o.protocol == Protocol::kGrpc) {
     return std::unique_ptr<LoadDriver>(
-        new GrpcDriver(server.grpc(), o.model, o.version, inputs, o.streaming));
+        new GrpcDriver(server.grpc(), o.model, o.version, inputs, o.streaming, o.client_threads));
   }
   size_t header_length = 0;
   NEREID_ASSIGN_OR_RETURN(std::string body, HttpInferBody(inputs, o.binary, &header_length));

@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+
 #include "grpc_service.grpc.pb.h"
 
 namespace nereid::perf {
@@ -79,10 +81,11 @@ StatusOr<ServerStats> GrpcClient::Stats(const std::string& model, const std::str
 
 GrpcDriver::GrpcDriver(const GrpcClient* client, const std::string& model,
                        const std::string& version, const std::vector<InputTensor>& inputs,
-                       bool streaming)
+                       bool streaming, int loops)
     : client_(client),
       request_(std::make_unique<inference::ModelInferRequest>()),
-      streaming_(streaming) {
+      streaming_(streaming),
+      loops_(loops) {
   request_->set_model_name(model);
   request_->set_model_version(version);
   for (const InputTensor& t : inputs) {
@@ -98,14 +101,19 @@ GrpcDriver::~GrpcDriver() { Stop(); }
 
 void GrpcDriver::Start(int concurrency, Recorder* recorder) {
   stop_ = false;
-  for (int i = 0; i < concurrency; ++i) {
-    auto slot = static_cast<size_t>(i);
-    workers_.emplace_back([this, slot, recorder] {
-      if (streaming_)
-        Stream(slot, recorder);
-      else
-        Unary(slot, recorder);
-    });
+  if (streaming_) {
+    for (int i = 0; i < concurrency; ++i) {
+      auto slot = static_cast<size_t>(i);
+      workers_.emplace_back([this, slot, recorder] { Stream(slot, recorder); });
+    }
+    return;
+  }
+  int loops = std::min(loops_, concurrency);
+  size_t slot = 0;
+  for (int t = 0; t < loops; ++t) {
+    int calls = concurrency / loops + (t < concurrency % loops ? 1 : 0);
+    workers_.emplace_back([this, slot, calls, recorder] { UnaryLoop(slot, calls, recorder); });
+    slot += static_cast<size_t>(calls);
   }
 }
 
@@ -115,18 +123,51 @@ void GrpcDriver::Stop() {
   workers_.clear();
 }
 
-void GrpcDriver::Unary(size_t slot, Recorder* recorder) {
-  auto stub = GRPCInferenceService::NewStub(client_->channel(slot));
-  inference::ModelInferResponse resp;
-  while (!stop_) {
-    grpc::ClientContext ctx;
-    uint64_t start = NowNs();
-    grpc::Status s = stub->ModelInfer(&ctx, *request_, &resp);
-    if (s.ok())
-      recorder->Success(NowNs() - start);
+namespace {
+
+// One outstanding asynchronous ModelInfer (a ClientContext serves one call only).
+struct AsyncCall {
+  grpc::ClientContext ctx;
+  inference::ModelInferResponse response;
+  grpc::Status status;
+  std::unique_ptr<grpc::ClientAsyncResponseReader<inference::ModelInferResponse>> reader;
+  uint64_t start_ns = 0;
+  size_t slot = 0;
+};
+
+}  // namespace
+
+void GrpcDriver::UnaryLoop(size_t first_slot, int calls, Recorder* recorder) {
+  grpc::CompletionQueue cq;
+  std::vector<std::unique_ptr<GRPCInferenceService::Stub>> stubs;
+  for (int i = 0; i < calls; ++i) {
+    stubs.push_back(GRPCInferenceService::NewStub(client_->channel(first_slot + i)));
+  }
+  auto issue = [&](size_t i) {
+    auto* call = new AsyncCall;
+    call->slot = i;
+    call->start_ns = NowNs();
+    call->reader = stubs[i]->AsyncModelInfer(&call->ctx, *request_, &cq);
+    call->reader->Finish(&call->response, &call->status, call);
+  };
+  for (int i = 0; i < calls; ++i) issue(static_cast<size_t>(i));
+  int outstanding = calls;
+  void* tag = nullptr;
+  bool ok = false;
+  while (outstanding > 0 && cq.Next(&tag, &ok)) {
+    std::unique_ptr<AsyncCall> call(static_cast<AsyncCall*>(tag));
+    if (ok && call->status.ok())
+      recorder->Success(NowNs() - call->start_ns);
     else
       recorder->Error();
+    if (stop_) {
+      --outstanding;
+    } else {
+      issue(call->slot);
+    }
   }
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) delete static_cast<AsyncCall*>(tag);
 }
 
 void GrpcDriver::Stream(size_t slot, Recorder* recorder) {

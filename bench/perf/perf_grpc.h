@@ -1,6 +1,7 @@
 // gRPC for nereid_perf: model metadata and statistics through the GRPCInferenceService, and the
-// load driver (one worker thread per outstanding request, unary ModelInfer or one
-// ModelStreamInfer stream per worker).
+// load driver: unary ModelInfer as asynchronous calls on completion queues (`loops` threads share
+// the outstanding calls, so c=1024 needs no 1024 client threads), ModelStreamInfer as one
+// stream and one worker thread per outstanding request.
 #ifndef NEREID_BENCH_PERF_PERF_GRPC_H_
 #define NEREID_BENCH_PERF_PERF_GRPC_H_
 
@@ -40,18 +41,19 @@ class GrpcClient {
 class GrpcDriver : public LoadDriver {
  public:
   GrpcDriver(const GrpcClient* client, const std::string& model, const std::string& version,
-             const std::vector<InputTensor>& inputs, bool streaming);
+             const std::vector<InputTensor>& inputs, bool streaming, int loops);
   ~GrpcDriver() override;
   void Start(int concurrency, Recorder* recorder) override;
   void Stop() override;
 
  private:
-  void Unary(size_t slot, Recorder* recorder);
+  void UnaryLoop(size_t first_slot, int calls, Recorder* recorder);
   void Stream(size_t slot, Recorder* recorder);
 
   const GrpcClient* client_;
   std::unique_ptr<inference::ModelInferRequest> request_;
   bool streaming_;
+  int loops_;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> workers_;
 };

@@ -273,7 +273,7 @@ A perf_analyzer-like load generator for KServe v2 servers (Nereid, Triton).
   -p, --measurement-interval MS window length (default 5000)
   -s, --stability-percentage P windows are stable when within P% of their mean (default 10)
   -r, --max-trials N           windows tried before reporting unstable figures (default 10)
-  --client-threads N           HTTP event loops (default 1)
+  --client-threads N           HTTP event loops / gRPC completion-queue threads (default 1)
   --grpc-channels N            gRPC channels shared by the workers (default 1)
   --string-length N            BYTES element length for zero/random data (default 16)
   -f FILE                      write perf_analyzer's CSV to FILE

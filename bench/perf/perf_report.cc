@@ -38,7 +38,8 @@ std::string SettingsText(const PerfOptions& o) {
   }
   s += "  Using \"time_windows\" mode for stabilization\n";
   s += "  Measurement window: " + std::to_string(o.measurement_interval_ms) + " msec\n";
-  s += "  Using synchronous calls for inference\n";
+  s += o.protocol == Protocol::kGrpc && !o.streaming ? "  Using asynchronous calls for inference\n"
+                                                     : "  Using synchronous calls for inference\n";
   s += "  Stabilizing using average latency and throughput\n\n";
   return s;
 }
