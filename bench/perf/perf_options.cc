@@ -90,6 +90,31 @@ Status ParseUrl(std::string_view text, PerfOptions& o) {
 
 using Setter = std::function<Status(std::string_view, PerfOptions&)>;
 
+// Setters of the common kinds of flag: a positive integer, a text, a switch.
+template <int PerfOptions::*Field>
+Setter Positive(std::string_view flag) {
+  return [flag](std::string_view v, PerfOptions& o) -> Status {
+    NEREID_ASSIGN_OR_RETURN(o.*Field, ParsePositive(flag, v));
+    return Status::Ok();
+  };
+}
+
+template <std::string PerfOptions::*Field>
+Setter Text() {
+  return [](std::string_view v, PerfOptions& o) {
+    o.*Field = std::string(v);
+    return Status::Ok();
+  };
+}
+
+template <bool PerfOptions::*Field>
+Setter Switch() {
+  return [](std::string_view, PerfOptions& o) {
+    o.*Field = true;
+    return Status::Ok();
+  };
+}
+
 struct Flag {
   std::vector<std::string_view> names;
   bool takes_value;
@@ -98,18 +123,8 @@ struct Flag {
 
 const std::vector<Flag>& Flags() {
   static const std::vector<Flag> flags = {
-      {{"-m", "--model-name"},
-       true,
-       [](std::string_view v, PerfOptions& o) {
-         o.model = std::string(v);
-         return Status::Ok();
-       }},
-      {{"-x", "--model-version"},
-       true,
-       [](std::string_view v, PerfOptions& o) {
-         o.version = std::string(v);
-         return Status::Ok();
-       }},
+      {{"-m", "--model-name"}, true, Text<&PerfOptions::model>()},
+      {{"-x", "--model-version"}, true, Text<&PerfOptions::version>()},
       {{"-u", "--url"}, true, ParseUrl},
       {{"-i", "--protocol"},
        true,
@@ -124,19 +139,9 @@ const std::vector<Flag>& Flags() {
          return Status::Ok();
        }},
       {{"--concurrency-range"}, true, ParseRange},
-      {{"--input-data"},
-       true,
-       [](std::string_view v, PerfOptions& o) {
-         o.input_data = std::string(v);
-         return Status::Ok();
-       }},
+      {{"--input-data"}, true, Text<&PerfOptions::input_data>()},
       {{"--shape"}, true, ParseShape},
-      {{"--binary"},
-       false,
-       [](std::string_view, PerfOptions& o) {
-         o.binary = true;
-         return Status::Ok();
-       }},
+      {{"--binary"}, false, Switch<&PerfOptions::binary>()},
       {{"--input-tensor-format"},
        true,
        [](std::string_view v, PerfOptions& o) {
@@ -147,18 +152,10 @@ const std::vector<Flag>& Flags() {
          o.binary = v == "binary";
          return Status::Ok();
        }},
-      {{"--streaming"},
-       false,
-       [](std::string_view, PerfOptions& o) {
-         o.streaming = true;
-         return Status::Ok();
-       }},
+      {{"--streaming"}, false, Switch<&PerfOptions::streaming>()},
       {{"-p", "--measurement-interval"},
        true,
-       [](std::string_view v, PerfOptions& o) -> Status {
-         NEREID_ASSIGN_OR_RETURN(o.measurement_interval_ms, ParsePositive("-p", v));
-         return Status::Ok();
-       }},
+       Positive<&PerfOptions::measurement_interval_ms>("-p")},
       {{"-s", "--stability-percentage"},
        true,
        [](std::string_view v, PerfOptions& o) -> Status {
@@ -167,42 +164,12 @@ const std::vector<Flag>& Flags() {
          o.stability_percentage = static_cast<double>(p);
          return Status::Ok();
        }},
-      {{"-r", "--max-trials"},
-       true,
-       [](std::string_view v, PerfOptions& o) -> Status {
-         NEREID_ASSIGN_OR_RETURN(o.max_trials, ParsePositive("-r", v));
-         return Status::Ok();
-       }},
-      {{"--client-threads"},
-       true,
-       [](std::string_view v, PerfOptions& o) -> Status {
-         NEREID_ASSIGN_OR_RETURN(o.client_threads, ParsePositive("--client-threads", v));
-         return Status::Ok();
-       }},
-      {{"--grpc-channels"},
-       true,
-       [](std::string_view v, PerfOptions& o) -> Status {
-         NEREID_ASSIGN_OR_RETURN(o.grpc_channels, ParsePositive("--grpc-channels", v));
-         return Status::Ok();
-       }},
-      {{"--string-length"},
-       true,
-       [](std::string_view v, PerfOptions& o) -> Status {
-         NEREID_ASSIGN_OR_RETURN(o.string_length, ParsePositive("--string-length", v));
-         return Status::Ok();
-       }},
-      {{"-f"},
-       true,
-       [](std::string_view v, PerfOptions& o) {
-         o.csv_file = std::string(v);
-         return Status::Ok();
-       }},
-      {{"-h", "--help"},
-       false,
-       [](std::string_view, PerfOptions& o) {
-         o.help = true;
-         return Status::Ok();
-       }},
+      {{"-r", "--max-trials"}, true, Positive<&PerfOptions::max_trials>("-r")},
+      {{"--client-threads"}, true, Positive<&PerfOptions::client_threads>("--client-threads")},
+      {{"--grpc-channels"}, true, Positive<&PerfOptions::grpc_channels>("--grpc-channels")},
+      {{"--string-length"}, true, Positive<&PerfOptions::string_length>("--string-length")},
+      {{"-f"}, true, Text<&PerfOptions::csv_file>()},
+      {{"-h", "--help"}, false, Switch<&PerfOptions::help>()},
   };
   return flags;
 }
