@@ -66,6 +66,12 @@ ResponseHead ParseResponseHead(std::string_view buf) {
     return r;
   }
   std::string_view code = status_line.substr(9, 3);
+  for (char ch : code) {
+    if (ch < '0' || ch > '9') {
+      r.state = ResponseHead::kBad;
+      return r;
+    }
+  }
   auto [code_end, code_ec] = std::from_chars(code.data(), code.data() + 3, r.status);
   if (code_ec != std::errc() || code_end != code.data() + 3) {
     r.state = ResponseHead::kBad;

@@ -32,6 +32,8 @@ TEST(PerfHttp, NoLengthMeansNoBody) {
 TEST(PerfHttp, GarbageIsBad) {
   EXPECT_EQ(ParseResponseHead("SSH-2.0-OpenSSH\r\n\r\n").state, ResponseHead::kBad);
   EXPECT_EQ(ParseResponseHead("HTTP/1.1 2x0 OK\r\n\r\n").state, ResponseHead::kBad);
+  // fuzz_perf_replies' finding: from_chars took "-20" as a status.
+  EXPECT_EQ(ParseResponseHead("HTTP/1.1 -200 OK\r\n\r\n").state, ResponseHead::kBad);
   EXPECT_EQ(ParseResponseHead("HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n").state,
             ResponseHead::kBad);
   EXPECT_EQ(ParseResponseHead("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n").state,
