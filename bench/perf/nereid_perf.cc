@@ -77,14 +77,15 @@ struct Totals {
   uint64_t ok = 0, errors = 0;
 };
 
-// Runs one concurrency level until three windows are stable or max_trials windows passed.
-StatusOr<LevelResult> MeasureLevel(int concurrency, const PerfOptions& o, LoadDriver& driver,
-                                   Server& server, Totals& totals) {
+// Runs one level (a closed loop of `concurrency`, or `rate` requests/s when above 0) until three
+// windows are stable or max_trials windows passed.
+StatusOr<LevelResult> MeasureLevel(int concurrency, double rate, const PerfOptions& o,
+                                   LoadDriver& driver, Server& server, Totals& totals) {
   Recorder recorder;
   std::vector<uint64_t> lat;
   uint64_t errors = 0;
   std::vector<WindowResult> windows;
-  driver.Start(concurrency, &recorder);
+  driver.Start(concurrency, rate, &recorder);
   Status status;
   bool stable = false;
   for (int trial = 0; trial < o.max_trials && !stable; ++trial) {
@@ -120,7 +121,7 @@ StatusOr<LevelResult> MeasureLevel(int concurrency, const PerfOptions& o, LoadDr
   totals.ok += lat.size();
   totals.errors += errors;
   NEREID_RETURN_IF_ERROR(status);
-  return Summarize(concurrency, stable, MergeLast(windows, 3));
+  return Summarize(concurrency, rate, stable, MergeLast(windows, 3));
 }
 
 int Run(const std::vector<std::string>& args) {
@@ -149,8 +150,18 @@ int Run(const std::vector<std::string>& args) {
   std::fflush(stdout);
   std::vector<LevelResult> levels;
   Totals totals;
-  for (int c = o.concurrency_start; c <= o.concurrency_end; c += o.concurrency_step) {
-    auto level = MeasureLevel(c, o, **driver, server, totals);
+  std::vector<std::pair<int, double>> plan;  // (concurrency, rate) per level
+  if (o.rate_start > 0) {
+    for (double r = o.rate_start; r <= o.rate_end * (1 + 1e-9); r += o.rate_step) {
+      plan.emplace_back(o.max_outstanding, r);
+    }
+  } else {
+    for (int c = o.concurrency_start; c <= o.concurrency_end; c += o.concurrency_step) {
+      plan.emplace_back(c, 0.0);
+    }
+  }
+  for (auto [c, rate] : plan) {
+    auto level = MeasureLevel(c, rate, o, **driver, server, totals);
     if (!level.ok()) {
       std::fprintf(stderr, "error: %s\n", level.status().message().c_str());
       return 1;

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "grpc_service.grpc.pb.h"
 
@@ -99,7 +100,7 @@ GrpcDriver::GrpcDriver(const GrpcClient* client, const std::string& model,
 
 GrpcDriver::~GrpcDriver() { Stop(); }
 
-void GrpcDriver::Start(int concurrency, Recorder* recorder) {
+void GrpcDriver::Start(int concurrency, double rate, Recorder* recorder) {
   stop_ = false;
   if (streaming_) {
     for (int i = 0; i < concurrency; ++i) {
@@ -112,7 +113,9 @@ void GrpcDriver::Start(int concurrency, Recorder* recorder) {
   size_t slot = 0;
   for (int t = 0; t < loops; ++t) {
     int calls = concurrency / loops + (t < concurrency % loops ? 1 : 0);
-    workers_.emplace_back([this, slot, calls, recorder] { UnaryLoop(slot, calls, recorder); });
+    double loop_rate = rate * calls / concurrency;
+    workers_.emplace_back(
+        [this, slot, calls, loop_rate, recorder] { UnaryLoop(slot, calls, loop_rate, recorder); });
     slot += static_cast<size_t>(calls);
   }
 }
@@ -137,7 +140,7 @@ struct AsyncCall {
 
 }  // namespace
 
-void GrpcDriver::UnaryLoop(size_t first_slot, int calls, Recorder* recorder) {
+void GrpcDriver::UnaryLoop(size_t first_slot, int calls, double rate, Recorder* recorder) {
   grpc::CompletionQueue cq;
   std::vector<std::unique_ptr<GRPCInferenceService::Stub>> stubs;
   for (int i = 0; i < calls; ++i) {
@@ -150,20 +153,49 @@ void GrpcDriver::UnaryLoop(size_t first_slot, int calls, Recorder* recorder) {
     call->reader = stubs[i]->AsyncModelInfer(&call->ctx, *request_, &cq);
     call->reader->Finish(&call->response, &call->status, call);
   };
-  for (int i = 0; i < calls; ++i) issue(static_cast<size_t>(i));
-  int outstanding = calls;
+  Pacer pacer(rate, NowNs());
+  std::vector<size_t> idle;  // paced mode: slots waiting for their next start time
+  int outstanding = 0;
+  for (int i = 0; i < calls; ++i) {
+    if (pacer.paced()) {
+      idle.push_back(static_cast<size_t>(i));
+    } else {
+      issue(static_cast<size_t>(i));
+      ++outstanding;
+    }
+  }
   void* tag = nullptr;
   bool ok = false;
-  while (outstanding > 0 && cq.Next(&tag, &ok)) {
+  while (true) {
+    while (pacer.paced() && !stop_ && !idle.empty() && NowNs() >= pacer.Due()) {
+      size_t i = idle.back();
+      idle.pop_back();
+      pacer.Sent();
+      issue(i);
+      ++outstanding;
+    }
+    if (stop_ && outstanding == 0) break;
+    uint64_t wait_ns = 100'000'000;
+    if (pacer.paced() && !stop_ && !idle.empty()) {
+      uint64_t now = NowNs();
+      wait_ns = pacer.Due() > now ? pacer.Due() - now : 0;
+    }
+    auto deadline = std::chrono::system_clock::now() + std::chrono::nanoseconds(wait_ns);
+    auto got = cq.AsyncNext(&tag, &ok, deadline);
+    if (got == grpc::CompletionQueue::TIMEOUT) continue;
+    if (got == grpc::CompletionQueue::SHUTDOWN) break;
     std::unique_ptr<AsyncCall> call(static_cast<AsyncCall*>(tag));
+    --outstanding;
     if (ok && call->status.ok())
       recorder->Success(NowNs() - call->start_ns);
     else
       recorder->Error();
-    if (stop_) {
-      --outstanding;
+    if (stop_) continue;
+    if (pacer.paced()) {
+      idle.push_back(call->slot);
     } else {
       issue(call->slot);
+      ++outstanding;
     }
   }
   cq.Shutdown();

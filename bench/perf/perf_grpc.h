@@ -43,11 +43,11 @@ class GrpcDriver : public LoadDriver {
   GrpcDriver(const GrpcClient* client, const std::string& model, const std::string& version,
              const std::vector<InputTensor>& inputs, bool streaming, int loops);
   ~GrpcDriver() override;
-  void Start(int concurrency, Recorder* recorder) override;
+  void Start(int concurrency, double rate, Recorder* recorder) override;
   void Stop() override;
 
  private:
-  void UnaryLoop(size_t first_slot, int calls, Recorder* recorder);
+  void UnaryLoop(size_t first_slot, int calls, double rate, Recorder* recorder);
   void Stream(size_t slot, Recorder* recorder);
 
   const GrpcClient* client_;

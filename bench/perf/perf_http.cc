@@ -155,12 +155,13 @@ StatusOr<HttpReply> HttpGet(const std::string& host, int port, const std::string
   return HttpReply{head.status, in.substr(head.head, head.total - head.head)};
 }
 
-void HttpDriver::Start(int concurrency, Recorder* recorder) {
+void HttpDriver::Start(int concurrency, double rate, Recorder* recorder) {
   stop_ = false;
   int threads = std::min(threads_, concurrency);
   for (int t = 0; t < threads; ++t) {
     int share = concurrency / threads + (t < concurrency % threads ? 1 : 0);
-    loops_.emplace_back([this, share, recorder] { Loop(share, recorder); });
+    double loop_rate = rate * share / concurrency;
+    loops_.emplace_back([this, share, loop_rate, recorder] { Loop(share, loop_rate, recorder); });
   }
 }
 
@@ -170,9 +171,11 @@ void HttpDriver::Stop() {
   loops_.clear();
 }
 
-void HttpDriver::Loop(int connections, Recorder* recorder) {
+void HttpDriver::Loop(int connections, double rate, Recorder* recorder) {
   int ep = ::epoll_create1(EPOLL_CLOEXEC);
   std::vector<Conn> conns(static_cast<size_t>(connections));
+  Pacer pacer(rate, NowNs());
+  std::vector<Conn*> idle;  // paced mode: open connections waiting for their next start time
   int active = 0;
 
   auto close_conn = [&](Conn& c) {
@@ -202,6 +205,12 @@ void HttpDriver::Loop(int connections, Recorder* recorder) {
     c.start_ns = NowNs();
     return push(c);
   };
+  // The connection's next request: now, or (paced) when the schedule says.
+  auto next = [&](Conn& c) {
+    if (!pacer.paced()) return begin(c);
+    idle.push_back(&c);
+    return true;
+  };
   auto open = [&](Conn& c) {
     auto fd = Connect(host_, port_);
     if (!fd.ok()) return false;
@@ -222,7 +231,7 @@ void HttpDriver::Loop(int connections, Recorder* recorder) {
     if (stop_) return;
     if (!open(c)) {
       recorder->Error();
-    } else if (!begin(c)) {
+    } else if (!next(c)) {
       recorder->Error();
       close_conn(c);
     }
@@ -233,14 +242,35 @@ void HttpDriver::Loop(int connections, Recorder* recorder) {
       recorder->Error();
       continue;
     }
-    if (!begin(c)) fail(c);
+    if (!next(c)) fail(c);
   }
   std::vector<epoll_event> events(static_cast<size_t>(std::max(1, connections)));
   uint64_t stop_deadline = 0;
   while (active > 0) {
     if (stop_ && stop_deadline == 0) stop_deadline = NowNs() + 30'000'000'000ULL;
     if (stop_deadline != 0 && NowNs() > stop_deadline) break;  // in-flight requests never answered
-    int n = ::epoll_wait(ep, events.data(), static_cast<int>(events.size()), 100);
+    int timeout_ms = 100;
+    if (pacer.paced()) {
+      if (stop_) {
+        for (Conn* c : idle) {
+          if (c->fd >= 0 && !c->in_flight) close_conn(*c);
+        }
+        idle.clear();
+        if (active == 0) break;
+      }
+      uint64_t now = NowNs();
+      while (!idle.empty() && now >= pacer.Due()) {  // every request due by now
+        Conn& c = *idle.back();
+        idle.pop_back();
+        if (c.fd < 0 || c.in_flight) continue;
+        pacer.Sent();
+        if (!begin(c)) fail(c);
+      }
+      // Sleep until the next start time (under a millisecond: poll without sleeping).
+      if (!idle.empty())
+        timeout_ms = static_cast<int>(std::min<uint64_t>(100, (pacer.Due() - now) / 1'000'000));
+    }
+    int n = ::epoll_wait(ep, events.data(), static_cast<int>(events.size()), timeout_ms);
     for (int i = 0; i < n; ++i) {
       Conn& c = *static_cast<Conn*>(events[i].data.ptr);
       if (c.fd < 0) continue;
@@ -285,8 +315,8 @@ void HttpDriver::Loop(int connections, Recorder* recorder) {
           close_conn(c);
         } else if (broken) {
           close_conn(c);
-          if (open(c) && !begin(c)) fail(c);
-        } else if (!begin(c)) {
+          if (open(c) && !next(c)) fail(c);
+        } else if (!next(c)) {
           fail(c);
         }
       } else if (broken) {

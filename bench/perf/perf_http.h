@@ -43,11 +43,11 @@ class HttpDriver : public LoadDriver {
   HttpDriver(std::string host, int port, std::string request, int threads)
       : host_(std::move(host)), port_(port), request_(std::move(request)), threads_(threads) {}
   ~HttpDriver() override { Stop(); }
-  void Start(int concurrency, Recorder* recorder) override;
+  void Start(int concurrency, double rate, Recorder* recorder) override;
   void Stop() override;
 
  private:
-  void Loop(int connections, Recorder* recorder);
+  void Loop(int connections, double rate, Recorder* recorder);
 
   std::string host_;
   int port_;

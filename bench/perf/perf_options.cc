@@ -58,6 +58,30 @@ Status ParseRange(std::string_view text, PerfOptions& o) {
   return Status::Ok();
 }
 
+Status ParseRateRange(std::string_view text, PerfOptions& o) {
+  auto parts = Split(text, ':');
+  double v[3] = {0, 0, 1};
+  if (parts.size() > 3) {
+    return InvalidArgument("invalid --request-rate-range '" + std::string(text) +
+                           "': expected start[:end[:step]]");
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto [p, ec] = std::from_chars(parts[i].data(), parts[i].data() + parts[i].size(), v[i]);
+    if (ec != std::errc() || p != parts[i].data() + parts[i].size() || !(v[i] > 0) || v[i] > 1e7) {
+      return InvalidArgument("invalid --request-rate-range '" + std::string(text) +
+                             "': each value must be a number above 0 (at most 1e7)");
+    }
+  }
+  o.rate_start = v[0];
+  o.rate_end = parts.size() > 1 ? v[1] : v[0];
+  o.rate_step = v[2];
+  if (o.rate_end < o.rate_start) {
+    return InvalidArgument("invalid --request-rate-range '" + std::string(text) +
+                           "': end is below start");
+  }
+  return Status::Ok();
+}
+
 Status ParseShape(std::string_view text, PerfOptions& o) {
   size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
@@ -139,6 +163,8 @@ const std::vector<Flag>& Flags() {
          return Status::Ok();
        }},
       {{"--concurrency-range"}, true, ParseRange},
+      {{"--request-rate-range"}, true, ParseRateRange},
+      {{"--max-outstanding"}, true, Positive<&PerfOptions::max_outstanding>("--max-outstanding")},
       {{"--input-data"}, true, Text<&PerfOptions::input_data>()},
       {{"--shape"}, true, ParseShape},
       {{"--binary"}, false, Switch<&PerfOptions::binary>()},
@@ -217,6 +243,9 @@ StatusOr<PerfOptions> ParsePerfOptions(const std::vector<std::string>& args) {
   if (o.streaming && o.protocol != Protocol::kGrpc) {
     return InvalidArgument("--streaming needs -i grpc");
   }
+  if (o.rate_start > 0 && o.streaming) {
+    return InvalidArgument("--request-rate-range needs unary requests (not --streaming)");
+  }
   if (o.binary && o.protocol != Protocol::kHttp) {
     return InvalidArgument("--binary applies to -i http (gRPC always sends raw bytes)");
   }
@@ -234,6 +263,8 @@ A perf_analyzer-like load generator for KServe v2 servers (Nereid, Triton).
   --concurrency-range S[:E[:T]] concurrency sweep from S to E in steps of T (default 1)
   --input-data zero|random|FILE input values; FILE is perf_analyzer's JSON ({"data":[{...}]})
   --shape NAME:d1,d2           shape of an input with variable dims (repeatable)
+  --request-rate-range S[:E[:T]] paced requests/s per level instead of closed loops
+  --max-outstanding N          rate mode: connections / calls the paced requests use (256)
   --binary                     HTTP binary tensor data for inputs and outputs (default JSON)
   --input-tensor-format binary|json   same as --binary / the default
   --streaming                  gRPC ModelStreamInfer instead of unary ModelInfer

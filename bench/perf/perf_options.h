@@ -22,7 +22,10 @@ struct PerfOptions {
   int concurrency_start = 1;
   int concurrency_end = 1;
   int concurrency_step = 1;
-  std::string input_data = "zero";                     // zero | random | <json file>
+  // --request-rate-range: requests/s per level instead of a closed loop (empty: closed loop).
+  double rate_start = 0, rate_end = 0, rate_step = 0;
+  int max_outstanding = 256;        // rate mode: connections / calls the paced requests use
+  std::string input_data = "zero";  // zero | random | <json file>
   std::map<std::string, std::vector<int64_t>> shapes;  // --shape NAME:d1,d2
   bool binary = false;                                 // HTTP: binary tensor data in and out
   bool streaming = false;                              // gRPC: ModelStreamInfer

@@ -84,6 +84,24 @@ TEST(PerfOptions, BadInputIsAnError) {
   ExpectError({"-m", "m", "-s", "0"}, "must be 1 to 100");
 }
 
+TEST(PerfOptions, RequestRateRange) {
+  auto o = ParsePerfOptions(
+      {"-m", "m", "--request-rate-range", "100:400.5:150", "--max-outstanding", "64"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_DOUBLE_EQ(o->rate_start, 100);
+  EXPECT_DOUBLE_EQ(o->rate_end, 400.5);
+  EXPECT_DOUBLE_EQ(o->rate_step, 150);
+  EXPECT_EQ(o->max_outstanding, 64);
+  auto one = ParsePerfOptions({"-m", "m", "--request-rate-range=50"});
+  ASSERT_TRUE(one.ok());
+  EXPECT_DOUBLE_EQ(one->rate_end, 50);
+  ExpectError({"-m", "m", "--request-rate-range", "0"}, "must be a number above 0");
+  ExpectError({"-m", "m", "--request-rate-range", "5:1"}, "end is below start");
+  ExpectError({"-m", "m", "--request-rate-range", "1x"}, "must be a number above 0");
+  ExpectError({"-m", "m", "-i", "grpc", "--streaming", "--request-rate-range", "5"},
+              "needs unary requests");
+}
+
 TEST(PerfOptions, HelpNeedsNoModel) {
   auto o = ParsePerfOptions({"--help"});
   ASSERT_TRUE(o.ok());

@@ -16,9 +16,10 @@ std::string U(double us) { return std::to_string(static_cast<uint64_t>(std::llro
 
 }  // namespace
 
-LevelResult Summarize(int concurrency, bool stable, WindowResult merged) {
+LevelResult Summarize(int concurrency, double rate, bool stable, WindowResult merged) {
   LevelResult r;
   r.concurrency = concurrency;
+  r.rate = rate;
   r.stable = stable;
   r.p50_us = Percentile(merged.latencies_ns, 50) / 1000;
   r.p90_us = Percentile(merged.latencies_ns, 90) / 1000;
@@ -37,6 +38,9 @@ std::string SettingsText(const PerfOptions& o) {
     s += o.streaming ? "gRPC (ModelStreamInfer)\n" : "gRPC (ModelInfer)\n";
   }
   s += "  Using \"time_windows\" mode for stabilization\n";
+  if (o.rate_start > 0) {
+    s += "  Paced requests, at most " + std::to_string(o.max_outstanding) + " outstanding\n";
+  }
   s += "  Measurement window: " + std::to_string(o.measurement_interval_ms) + " msec\n";
   s += o.protocol == Protocol::kGrpc && !o.streaming ? "  Using asynchronous calls for inference\n"
                                                      : "  Using synchronous calls for inference\n";
@@ -47,7 +51,9 @@ std::string SettingsText(const PerfOptions& o) {
 std::string LevelText(const LevelResult& r, const PerfOptions& o) {
   const WindowResult& w = r.merged;
   const ServerStats& sv = w.server;
-  std::string s = "Request concurrency: " + std::to_string(r.concurrency) + "\n";
+  std::string s = r.rate > 0
+                      ? "Request Rate: " + Fmt("%g", r.rate) + " inference requests per seconds\n"
+                      : "Request concurrency: " + std::to_string(r.concurrency) + "\n";
   if (!r.stable)
     s += "  Failed to obtain stable measurement within " + std::to_string(o.max_trials) +
          " measurement windows\n";
@@ -78,7 +84,8 @@ std::string LevelText(const LevelResult& r, const PerfOptions& o) {
 std::string SummaryText(const std::vector<LevelResult>& levels) {
   std::string s = "Inferences/Second vs. Client Average Batch Latency\n";
   for (const LevelResult& r : levels) {
-    s += "Concurrency: " + std::to_string(r.concurrency) +
+    s += (r.rate > 0 ? "Request Rate: " + Fmt("%g", r.rate)
+                     : "Concurrency: " + std::to_string(r.concurrency)) +
          ", throughput: " + Fmt("%.2f", r.merged.Throughput()) + " infer/sec, latency " +
          U(r.merged.AvgLatencyUs()) + " usec\n";
   }
@@ -86,10 +93,11 @@ std::string SummaryText(const std::vector<LevelResult>& levels) {
 }
 
 std::string CsvText(const std::vector<LevelResult>& levels) {
-  std::string s =
-      "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,"
-      "Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,"
-      "p50 latency,p90 latency,p95 latency,p99 latency,Avg latency,Errors\n";
+  const bool rate = !levels.empty() && levels[0].rate > 0;
+  std::string s = std::string(rate ? "Request Rate" : "Concurrency") +
+                  ",Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,"
+                  "Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,"
+                  "p50 latency,p90 latency,p95 latency,p99 latency,Avg latency,Errors\n";
   for (const LevelResult& r : levels) {
     const ServerStats& sv = r.merged.server;
     double queue = PhaseAvgUs(sv.queue), in = PhaseAvgUs(sv.compute_input),
@@ -97,11 +105,12 @@ std::string CsvText(const std::vector<LevelResult>& levels) {
     // Client send/recv are not split out (the request bytes are prebuilt): 0, and the network
     // column is the client's average minus the server's phases, as perf_analyzer derives it.
     double network = std::max(0.0, r.merged.AvgLatencyUs() - queue - in - infer - out);
-    s += std::to_string(r.concurrency) + "," + Fmt("%.2f", r.merged.Throughput()) + ",0," +
-         U(network) + "," + U(queue) + "," + U(in) + "," + U(infer) + "," + U(out) + ",0," +
-         std::to_string(r.p50_us) + "," + std::to_string(r.p90_us) + "," +
-         std::to_string(r.p95_us) + "," + std::to_string(r.p99_us) + "," +
-         U(r.merged.AvgLatencyUs()) + "," + std::to_string(r.merged.errors) + "\n";
+    s += (rate ? Fmt("%g", r.rate) : std::to_string(r.concurrency)) + "," +
+         Fmt("%.2f", r.merged.Throughput()) + ",0," + U(network) + "," + U(queue) + "," + U(in) +
+         "," + U(infer) + "," + U(out) + ",0," + std::to_string(r.p50_us) + "," +
+         std::to_string(r.p90_us) + "," + std::to_string(r.p95_us) + "," +
+         std::to_string(r.p99_us) + "," + U(r.merged.AvgLatencyUs()) + "," +
+         std::to_string(r.merged.errors) + "\n";
   }
   return s;
 }

@@ -12,14 +12,15 @@ namespace nereid::perf {
 
 // One concurrency level's merged windows.
 struct LevelResult {
-  int concurrency = 0;
+  int concurrency = 0;  // closed loop: outstanding requests; rate mode: the most outstanding
+  double rate = 0;      // rate mode: requests/s asked for (0: closed loop)
   bool stable = false;
   WindowResult merged;
   uint64_t p50_us = 0, p90_us = 0, p95_us = 0, p99_us = 0;
 };
 
 // Computes the percentiles of `merged` (sorting its latencies).
-LevelResult Summarize(int concurrency, bool stable, WindowResult merged);
+LevelResult Summarize(int concurrency, double rate, bool stable, WindowResult merged);
 
 std::string SettingsText(const PerfOptions& o);
 // "Request concurrency: N\n  Client: ...\n  Server: ..." as perf_analyzer prints it.

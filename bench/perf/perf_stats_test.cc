@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "perf_load.h"
+
 namespace nereid::perf {
 namespace {
 
@@ -82,6 +84,18 @@ TEST(PerfStats, MergeLastSumsTheLastWindows) {
   EXPECT_DOUBLE_EQ(m.Throughput(), 5.0);
   EXPECT_DOUBLE_EQ(m.AvgLatencyUs(), (2 * 2.0 + 3 * 3.0) / 5);
   EXPECT_EQ(MergeLast(w, 10).ok, 10u);  // fewer windows than asked: all of them
+}
+
+TEST(PerfPacer, StartTimesFollowTheRate) {
+  Pacer off(0, 1000);
+  EXPECT_FALSE(off.paced());
+  Pacer p(1000, 5'000'000);  // 1000/s: one every millisecond
+  EXPECT_TRUE(p.paced());
+  EXPECT_EQ(p.Due(), 5'000'000u);
+  p.Sent();
+  EXPECT_EQ(p.Due(), 6'000'000u);
+  for (int i = 0; i < 9; ++i) p.Sent();
+  EXPECT_EQ(p.Due(), 15'000'000u);  // no drift: the n-th start is start + n periods
 }
 
 }  // namespace

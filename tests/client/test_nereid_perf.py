@@ -42,11 +42,14 @@ def run_perf(args, timeout=60):
     return subprocess.run([perf_bin()] + args, capture_output=True, text=True, timeout=timeout)
 
 
-def parse_levels(out):
-    """{concurrency: {field: value}} from perf_analyzer's text report."""
+def parse_levels(out, label="Request concurrency: "):
+    """{concurrency or rate: {field: value}} from perf_analyzer's text report."""
     levels = {}
-    for block in out.split("Request concurrency: ")[1:]:
-        c = int(block.split("\n", 1)[0])
+    for block in out.split(label)[1:]:
+        first = block.split("\n", 1)[0].split(" ", 1)[0]
+        if first.endswith(","):
+            continue  # the summary's "Request Rate: N, throughput: ..." line
+        c = float(first)
         f = {k: int(v) for k, v in re.findall(r"(p\d\d) latency: (\d+) usec", block)}
         f["count"] = int(re.search(r"Request count: (\d+)", block).group(1))
         f["throughput"] = float(re.search(r"Throughput: ([\d.]+) infer/sec", block).group(1))
@@ -82,6 +85,7 @@ def test_counts_match_the_statistics_api(server, mode, tmp_path):
     assert r.returncode == 0, r.stderr
     levels = parse_levels(r.stdout)
     assert sorted(levels) == [1, 2]
+    levels = {int(c): f for c, f in levels.items()}
     for c, f in levels.items():
         assert f["count"] > 0 and f["throughput"] > 0 and f["errors"] == 0, (c, f)
         assert f["p50"] <= f["p90"] <= f["p95"] <= f["p99"], f
@@ -104,6 +108,27 @@ def test_counts_match_the_statistics_api(server, mode, tmp_path):
         assert int(row["p50 latency"]) <= int(row["p99 latency"])
         assert int(row["Errors"]) == 0
         assert int(row["Server Compute Infer"]) >= 0
+
+
+@pytest.mark.parametrize("proto", ["http", "grpc"])
+def test_request_rate_mode_counts_match(server, proto, tmp_path):
+    url = server.target() if proto == "grpc" else f"127.0.0.1:{server.port}"
+    before = {name: success_count(name, c, "simple") for name, c in clients(server)}
+    out_csv = tmp_path / "rate.csv"
+    r = run_perf(["-m", "simple", "-u", url, "-i", proto, "--request-rate-range", "100:200:100",
+                  "--max-outstanding", "8", "-p", "250", "-r", "2", "-f", str(out_csv)])
+    assert r.returncode == 0, r.stderr
+    assert "Paced requests, at most 8 outstanding" in r.stdout
+    levels = parse_levels(r.stdout, "Request Rate: ")
+    assert sorted(levels) == [100, 200]
+    for f in levels.values():
+        assert f["count"] > 0 and f["errors"] == 0, f
+    client_ok = int(re.search(r"Run totals: client (\d+) successful", r.stdout).group(1))
+    after = {name: success_count(name, c, "simple") for name, c in clients(server)}
+    assert after["http"] - before["http"] == client_ok
+    assert after["grpc"] - before["grpc"] == client_ok
+    rows = list(csv.DictReader(open(out_csv)))
+    assert [float(row["Request Rate"]) for row in rows] == [100, 200]
 
 
 def test_counts_match_through_the_asyncio_clients(server):
