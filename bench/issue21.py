@@ -20,8 +20,8 @@ side by side"). nereid is pinned to core 0, the load generators to core 1.
      identity_fp32: throughput vs the sweep's peak, p99/p50 with requests paced at 80% of the
      peak (--request-rate-range, at most 256 outstanding), VmRSS after each level, errors (lost requests) counted by the tool and
      checked against the statistics API.
---quick runs every part with short cells (about a minute) as a smoke test; the default takes
-about 8 minutes.
+--quick runs every part with short cells (about 1.5 minutes) as a smoke test; the default (5 s
+cells) takes about 3-4 minutes.
 """
 
 import argparse
@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ab_bench  # noqa: E402
 import batch_bench  # noqa: E402
 import http_bench  # noqa: E402
+import perf_report  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build", "release")
@@ -78,21 +79,7 @@ def perf(args):
                          capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise RuntimeError(f"nereid_perf {' '.join(args)} failed: {out.stderr}")
-    levels = {}
-    for block in re.split(r"^Request (?:concurrency|Rate): ", out.stdout, flags=re.M)[1:]:
-        first = block.split("\n", 1)[0].split(" ", 1)[0]
-        if first.endswith(","):
-            continue  # the summary's "Request Rate: N, throughput" line
-        c = float(first)
-        f = {k: int(v) for k, v in re.findall(r"(p\d\d) latency: (\d+) usec", block)}
-        f["rps"] = float(re.search(r"Throughput: ([\d.]+)", block).group(1))
-        f["errors"] = int(re.search(r"Errors: (\d+)", block).group(1))
-        levels[c] = f
-    t = re.search(r"Run totals: client (\d+) successful, (\d+) errors; server (\d+) successful, "
-                  r"(\d+) failed", out.stdout)
-    totals = dict(zip(("client_ok", "client_errors", "server_ok", "server_failed"),
-                      map(int, t.groups()))) if t else {}
-    return levels, totals
+    return perf_report.parse_levels(out.stdout), perf_report.parse_totals(out.stdout)
 
 
 def run_json_script(script, seconds, work):

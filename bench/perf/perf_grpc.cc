@@ -16,6 +16,22 @@ Status FromGrpc(const grpc::Status& s, const std::string& what) {
   return Unavailable(what + " failed: " + s.error_message());
 }
 
+// One blocking call of a {name, version} request (ModelMetadata, ModelStatistics).
+template <typename Request, typename Response>
+Status CallForModel(const std::shared_ptr<grpc::Channel>& channel,
+                    grpc::Status (GRPCInferenceService::Stub::*method)(grpc::ClientContext*,
+                                                                       const Request&, Response*),
+                    const std::string& what, const std::string& model, const std::string& version,
+                    Response* response) {
+  auto stub = GRPCInferenceService::NewStub(channel);
+  Request request;
+  request.set_name(model);
+  request.set_version(version);
+  grpc::ClientContext ctx;
+  grpc::Status s = (stub.get()->*method)(&ctx, request, response);
+  return s.ok() ? Status::Ok() : FromGrpc(s, what);
+}
+
 void AddPhase(PhaseStat& into, const inference::StatisticDuration& d) {
   into.count += d.count();
   into.ns += d.ns();
@@ -37,14 +53,9 @@ GrpcClient::GrpcClient(const std::string& target, int channels) {
 GrpcClient::~GrpcClient() = default;
 
 StatusOr<ModelMetadata> GrpcClient::Metadata(const std::string& model, const std::string& version) {
-  auto stub = GRPCInferenceService::NewStub(channels_[0]);
-  inference::ModelMetadataRequest req;
-  req.set_name(model);
-  req.set_version(version);
   inference::ModelMetadataResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = stub->ModelMetadata(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s, "ModelMetadata");
+  NEREID_RETURN_IF_ERROR(CallForModel(channels_[0], &GRPCInferenceService::Stub::ModelMetadata,
+                                      "ModelMetadata", model, version, &resp));
   ModelMetadata md;
   for (const auto& t : resp.inputs()) {
     md.inputs.push_back({t.name(), t.datatype(), {t.shape().begin(), t.shape().end()}});
@@ -57,14 +68,9 @@ StatusOr<ModelMetadata> GrpcClient::Metadata(const std::string& model, const std
 }
 
 StatusOr<ServerStats> GrpcClient::Stats(const std::string& model, const std::string& version) {
-  auto stub = GRPCInferenceService::NewStub(channels_[0]);
-  inference::ModelStatisticsRequest req;
-  req.set_name(model);
-  req.set_version(version);
   inference::ModelStatisticsResponse resp;
-  grpc::ClientContext ctx;
-  grpc::Status s = stub->ModelStatistics(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc(s, "ModelStatistics");
+  NEREID_RETURN_IF_ERROR(CallForModel(channels_[0], &GRPCInferenceService::Stub::ModelStatistics,
+                                      "ModelStatistics", model, version, &resp));
   ServerStats out;
   for (const auto& m : resp.model_stats()) {
     out.inference_count += m.inference_count();

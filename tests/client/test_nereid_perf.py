@@ -9,11 +9,15 @@ import csv
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
 from client_support import GrpcServer, aio_clients, clients
 from helpers import repo
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import perf_report  # noqa: E402  (bench/perf_report.py: the report reader issue21.py uses)
 
 
 def perf_bin():
@@ -42,26 +46,20 @@ def run_perf(args, timeout=60):
     return subprocess.run([perf_bin()] + args, capture_output=True, text=True, timeout=timeout)
 
 
-def parse_levels(out, label="Request concurrency: "):
-    """{concurrency or rate: {field: value}} from perf_analyzer's text report."""
-    levels = {}
-    for block in out.split(label)[1:]:
-        first = block.split("\n", 1)[0].split(" ", 1)[0]
-        if first.endswith(","):
-            continue  # the summary's "Request Rate: N, throughput: ..." line
-        c = float(first)
-        f = {k: int(v) for k, v in re.findall(r"(p\d\d) latency: (\d+) usec", block)}
-        f["count"] = int(re.search(r"Request count: (\d+)", block).group(1))
-        f["throughput"] = float(re.search(r"Throughput: ([\d.]+) infer/sec", block).group(1))
-        f["errors"] = int(re.search(r"Errors: (\d+)", block).group(1))
-        f["server_success"] = int(re.search(r"Successful request count: (\d+)", block).group(1))
-        m = re.search(r"Avg request latency: (\d+) usec \(overhead (\d+) usec \+ queue (\d+) usec "
-                      r"\+ compute input (\d+) usec \+ compute infer (\d+) usec \+ compute output "
-                      r"(\d+) usec\)", block)
-        assert m, block
-        f["server_latency"] = int(m.group(1))
-        levels[c] = f
+def parse_levels(out):
+    """The report's levels, each block's server split line checked."""
+    for m in re.finditer(r"Avg request latency: .*", out):
+        assert SPLIT_RE.match(m.group(0)), m.group(0)
+    levels = perf_report.parse_levels(out)
+    assert levels, out
+    for f in levels.values():
+        f["throughput"] = f["rps"]
     return levels
+
+
+SPLIT_RE = re.compile(r"Avg request latency: (\d+) usec \(overhead (\d+) usec \+ queue (\d+) usec "
+                      r"\+ compute input (\d+) usec \+ compute infer (\d+) usec \+ compute output "
+                      r"(\d+) usec\)")
 
 
 MODES = {
@@ -119,7 +117,7 @@ def test_request_rate_mode_counts_match(server, proto, tmp_path):
                   "--max-outstanding", "8", "-p", "250", "-r", "2", "-f", str(out_csv)])
     assert r.returncode == 0, r.stderr
     assert "Paced requests, at most 8 outstanding" in r.stdout
-    levels = parse_levels(r.stdout, "Request Rate: ")
+    levels = parse_levels(r.stdout)
     assert sorted(levels) == [100, 200]
     for f in levels.values():
         assert f["count"] > 0 and f["errors"] == 0, f
