@@ -256,6 +256,19 @@ def cache_values():
             fp32[:-1], b"\x02" + fp32[1:], b""]
 
 
+def perf_replies():
+    """What bench/nereid_perf reads from a server; the first byte picks the reader."""
+    return [b"\x00HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+            b"\x00HTTP/1.1 400 Bad Request\r\ncontent-length: 5\r\n\r\nab",
+            b"\x00HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b'\x01{"name":"m","inputs":[{"name":"I","datatype":"FP32","shape":[-1,16]}],'
+            b'"outputs":[{"name":"O","datatype":"FP32","shape":[-1,16]}]}',
+            b'\x02{"model_stats":[{"name":"m","version":"1","inference_count":3,'
+            b'"execution_count":2,"inference_stats":{"success":{"count":3,"ns":300},'
+            b'"queue":{"count":3,"ns":30}}}]}',
+            b'\x03{"data":[{"A":[1,2],"B":{"content":["x"],"shape":[1]}}]}']
+
+
 def python_stub_messages():
     """Frames a Python backend stub sends (backends/python/stub_protocol.h): header + JSON."""
     def frame(obj, payload_size):
@@ -298,6 +311,7 @@ def main():
         "fuzz_cache_value": cache_values(),
         "fuzz_json_generate": generate_bodies(),
         "fuzz_python_stub": python_stub_messages(),
+        "fuzz_perf_replies": perf_replies(),
         "fuzz_http_framing": [r for r in http_requests() if b"Transfer-Encoding" in r]
         + [b"Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
            b"\r\n\r\nGET / HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\ncontent-length: 1\r\n\r\n"],
