@@ -15,9 +15,7 @@
 #include <optional>
 #include <thread>
 #include <type_traits>
-#include <utility>
 
-#include "common/completion_batch.h"
 #include "common/restricted_features.h"
 #include "core/server/inference_server.h"
 #include "frontends/grpc/grpc_call_state.h"
@@ -114,19 +112,6 @@ class InlineSlot {
   std::atomic<int>& slots_;
   bool taken_;
 };
-
-// Runs `start` (which starts a reply: a call's Finish or a stream's next Write) now; or, on a
-// thread inside a CompletionBatch (an executor finishing a dynamic batch), queues it, and when the
-// batch closes one alarm hands every queued reply of this server to a completion-queue thread,
-// which starts them in order: one wake-up per batch instead of one per reply (the HTTP frontend
-// does the same with its I/O threads). `start` must keep what it touches alive until it runs, and
-// check the gate before starting an operation.
-void QueueReply(const std::shared_ptr<GrpcShared>& shared, std::function<void()> start);
-template <typename Fn>
-void StartReply(const std::shared_ptr<GrpcShared>& shared, Fn&& start) {
-  if (CompletionBatch::Active()) return QueueReply(shared, std::forward<Fn>(start));
-  start();
-}
 
 // A unary RPC answered synchronously on the completion-queue thread (health, metadata, config,
 // and the RPCs answered UNIMPLEMENTED).

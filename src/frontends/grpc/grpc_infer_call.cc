@@ -127,13 +127,11 @@ class InferCall {
     return DecodeModelInferRequest(std::move(message));
   }
 
-  // Any thread. The FINISH event may delete the call at once (when done has arrived). An
-  // executor finishing a dynamic batch queues it with the batch's other replies (StartReply).
+  // Any thread. The FINISH event may delete the call at once (when done has arrived).
   void Finish(const Status& status) {
-    StartReply(shared_, [this, shared = shared_, status = ToGrpcStatus(status)] {
-      GateScope gate(shared->gate);
-      if (gate) responder_.Finish(response_, status, &finish_hook_);
-    });
+    std::shared_ptr<GrpcShared> shared = shared_;
+    GateScope gate(shared->gate);
+    if (gate) responder_.Finish(response_, ToGrpcStatus(status), &finish_hook_);
   }
 
   std::shared_ptr<GrpcShared> shared_;

@@ -230,12 +230,6 @@ class StreamCall {
         SetFinal(&slot->message, true);
       }
     }
-    // Until this runs the request counts as in flight, which keeps the stream alive. An executor
-    // finishing a dynamic batch queues it with the batch's other replies (StartReply).
-    StartReply(shared_, [this, slot] { MarkReady(slot); });
-  }
-
-  void MarkReady(Slot* slot) {
     {
       MutexLock lock(mu_);
       slot->ready = true;

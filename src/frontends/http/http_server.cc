@@ -19,7 +19,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/batched_handoff.h"
 #include "common/completion_batch.h"
 #include "common/log_throttle.h"
 #include "common/logging.h"
@@ -55,14 +54,32 @@ struct Gate {
 // Replies completed on this thread inside a CompletionBatch (an executor finishing a batch),
 // per server, handed to the I/O threads in one post when the batch ends: one wake-up per batch
 // instead of one per reply, which on a shared core also meant two context switches per reply.
-void PostReplies(const std::shared_ptr<Gate>& gate, std::vector<std::function<void()>> tasks) {
-  MutexLock lock(gate->mu);
-  if (!gate->open) return;
-  net::post(*gate->ioc, [tasks = std::move(tasks)]() {
-    for (const auto& task : tasks) task();
-  });
+struct PendingReplies {
+  std::shared_ptr<Gate> gate;
+  std::vector<std::function<void()>> tasks;
+};
+thread_local std::vector<PendingReplies> pending_replies;
+
+void FlushReplies() {
+  std::vector<PendingReplies> all;
+  all.swap(pending_replies);
+  for (PendingReplies& p : all) {
+    MutexLock lock(p.gate->mu);
+    if (!p.gate->open) continue;
+    net::post(*p.gate->ioc, [tasks = std::move(p.tasks)]() {
+      for (const auto& task : tasks) task();
+    });
+  }
 }
-using ReplyBatch = BatchedHandoff<std::shared_ptr<Gate>, &PostReplies>;
+
+void QueueReply(const std::shared_ptr<Gate>& gate, std::function<void()> task) {
+  if (pending_replies.empty()) CompletionBatch::Defer(&FlushReplies);
+  for (PendingReplies& p : pending_replies) {
+    if (p.gate == gate) return p.tasks.push_back(std::move(task));
+  }
+  pending_replies.push_back({gate, {}});
+  pending_replies.back().tasks.push_back(std::move(task));
+}
 
 // State shared by the server and its sessions. Outlives every I/O thread.
 struct ServerCore {
@@ -370,7 +387,7 @@ class Responder : public HttpResponder {
       // Runs on an I/O thread when the batch ends; enters the session's strand there (inline
       // when no other thread holds it).
       auto shared = std::make_shared<std::decay_t<Fn>>(std::forward<Fn>(fn));
-      ReplyBatch::Queue(gate_, [s = std::move(s), shared = std::move(shared)]() {
+      QueueReply(gate_, [s = std::move(s), shared = std::move(shared)]() {
         const Executor ex = s->executor();
         net::dispatch(ex, [s, shared]() { RunGuarded(*s, [&] { (*shared)(*s); }); });
       });
@@ -774,7 +791,7 @@ void Session::MaybeClose() {
 void Session::Close() {
   if (closed()) return;
   Move(SessionState::kClosed);
-  CancelOwed();                                          // their replies can no longer be written
+  CancelOwed();  // their replies can no longer be written
   if (body_stream_ != nullptr) body_stream_->Abandon();  // its producer may stop
   body_stream_.reset();
   SetPhase(Phase::kNone);
