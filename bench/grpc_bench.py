@@ -16,8 +16,8 @@ For concurrency 1 and 16 (connections, one stream each):
     the same request (sent at once, then half-closed) and counts one per call, so a stream row's
     infer/s and CPU are per message (infer/s = calls/s x messages) and its p50/p99 are per call.
 
---dynamic-batching serves identity_fp32 with `dynamic_batching {}` (batches of up to 8): the
-replies of one executed batch are then finished together (CompletionBatch).
+--dynamic-batching serves identity_fp32 with `dynamic_batching {}` (batches of up to 8), to measure
+the reply path of an executor that answers several requests in a row.
 --pingpong adds two rows driven by a Python grpc.aio client (one request outstanding per caller):
 py-unary (ModelInfer) and py-stream (one long ModelStreamInfer per caller, write then read), so the
 stream's CPU per message is compared with unary's at the same pace; the client is the bottleneck,
@@ -45,20 +45,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ab_bench import cpu_ns  # noqa: E402
 PATH = "/inference.GRPCInferenceService/ModelInfer"
 STREAM_PATH = "/inference.GRPCInferenceService/ModelStreamInfer"
-
-
-def cpu_ns(pid):
-    """Run time of every thread of `pid` so far (ns)."""
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass  # a thread that just ended
-    return total
 
 
 def free_port():
@@ -129,8 +119,7 @@ def run_pingpong(port, req, conns, seconds, pid, stream):
                 assert not r.error_message, r.error_message
                 n += 1
             await call.done_writing()
-            async for _ in call:
-                pass
+            await call.read()  # EOF once the server has finished the stream
         else:
             while time.monotonic() < stop_at:
                 await stub.ModelInfer(req)
