@@ -15,6 +15,31 @@ StatusOr<AppOptions> Parse(std::vector<const char*> args) {
   return ParseCommandLine(static_cast<int>(args.size()), args.data(), "/b");
 }
 
+TEST(CommandLineTest, GrpcInferThreadCountIsOneOnOneCpuUnlessGiven) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(DefaultGrpcInferThreadCount(), std::clamp(CPU_COUNT(&all), 1, 2));
+  auto d = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->grpc.server.infer_thread_count, DefaultGrpcInferThreadCount());
+  // Pinned to one CPU (taskset -c 0): one completion-queue thread.
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  cpu_set_t single;
+  CPU_ZERO(&single);
+  CPU_SET(first, &single);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(single), &single), 0);
+  const int pinned = DefaultGrpcInferThreadCount();
+  auto pinned_parse = Parse({"--model-repository=/m"});
+  auto pinned_given = Parse({"--model-repository=/m", "--grpc-infer-thread-count=2"});
+  ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+  EXPECT_EQ(pinned, 1);
+  ASSERT_TRUE(pinned_parse.ok());
+  EXPECT_EQ(pinned_parse->grpc.server.infer_thread_count, 1);
+  ASSERT_TRUE(pinned_given.ok());
+  EXPECT_EQ(pinned_given->grpc.server.infer_thread_count, 2);  // an explicit count is used as given
+}
+
 TEST(CommandLineTest, HttpThreadCountFollowsTheCpusUnlessGiven) {
   cpu_set_t all;
   ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
