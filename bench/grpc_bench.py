@@ -2,10 +2,10 @@
 """gRPC load benchmark: Nereid's ModelInfer vs a minimal async echo server, side by side.
 
 For concurrency 1 and 16 (connections, one stream each):
-  * nereid runs pinned to core 0 (default --grpc-infer-thread-count=2), serving the identity
-    model `identity_fp32` (identity backend: framework overhead only);
-  * bench/grpc_echo_server (same libgrpc++, one completion queue, 2 threads) runs pinned to core
-    0 and answers ModelInfer by copying inputs to outputs;
+  * nereid runs pinned to core 0 (so its default --grpc-infer-thread-count is 1, ADR 0009),
+    serving the identity model `identity_fp32` (identity backend: framework overhead only);
+  * bench/grpc_echo_server (same libgrpc++, one completion queue, --echo-threads 2) runs pinned
+    to core 0 and answers ModelInfer by copying inputs to outputs;
   * h2load pinned to core 1 POSTs the same pre-encoded gRPC frame (5-byte prefix + serialized
     ModelInferRequest, FP32 [1,16] in raw_input_contents) to both for --seconds each;
   * reports infer/s, p50, p99 (from h2load's per-request log), the nereid/echo throughput ratio
@@ -27,7 +27,8 @@ so only their CPU columns mean anything.
 Usage: bench/grpc_bench.py [--bin build/release/nereid] [--echo build/release/bench/grpc_echo_server]
                            [--seconds 10] [--rounds 1] [--stream-messages 32] [--no-stream]
                            [--conns 1,16] [--dynamic-batching] [--pingpong]
-                           [--server-arg=--grpc-infer-thread-count=1] [--json out.json]
+                           [--server-arg=--grpc-infer-thread-count=2] [--echo-threads 2]
+                           [--json out.json]
 Needs h2load (nghttp2-client), protoc + grpc_python_plugin and Debian's python3-grpcio.
 """
 import argparse
@@ -193,6 +194,8 @@ def main():
     ap.add_argument("--conns", default="1,16")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--server-arg", action="append", default=[])
+    ap.add_argument("--echo-threads", type=int, default=2,
+                    help="completion-queue threads of the echo server")
     args = ap.parse_args()
     for tool in ("h2load", "taskset", "protoc", "grpc_python_plugin"):
         if not shutil.which(tool):
@@ -221,7 +224,7 @@ def main():
          "--http-address=127.0.0.1", f"--http-port={free_port()}", "--allow-metrics=false",
          "--grpc-address=127.0.0.1", f"--grpc-port={nport}", "--log-info=false"] +
         args.server_arg, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    echo = subprocess.Popen(["taskset", "-c", "0", args.echo, str(eport), "2"],
+    echo = subprocess.Popen(["taskset", "-c", "0", args.echo, str(eport), str(args.echo_threads)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     # (server, conns) -> results of each round; "stream" is nereid's ModelStreamInfer.
     cells = [("nereid", nport, nereid.pid, PATH, frame_file, 1),
@@ -266,7 +269,8 @@ def main():
     print(f"frame: {len(frame)} bytes; {args.seconds} s per run; {args.rounds} round(s), medians; "
           f"stream: {args.stream_messages} messages per call; "
           f"{'dynamic batching; ' if args.dynamic_batching else ''}"
-          f"server args: {' '.join(args.server_arg) or '(defaults)'}")
+          f"server args: {' '.join(args.server_arg) or '(defaults)'}; "
+          f"echo threads: {args.echo_threads}")
     print(f"{'conc':>4} {'server':>7} {'infer/s':>10} {'p50 us':>8} {'p99 us':>8} "
           f"{'CPU us/infer':>12} {'CPU min-max':>12}")
     names = [c[0] for c in cells] + (["py-unary", "py-stream"] if args.pingpong else [])
