@@ -128,6 +128,12 @@ def serve(binary, repo, work, name, extra):
 
 
 def measure_server(binary, repo, work, name, lua, seconds, extra=()):
+    """(infer/s, p50 ms, mean batch size, inferences per CPU-second) of one server run."""
+    return measure_server_split(binary, repo, work, name, lua, seconds, extra)[:4]
+
+
+def measure_server_split(binary, repo, work, name, lua, seconds, extra=()):
+    """measure_server's figures and the CPU µs per inference of (the busiest thread, the rest)."""
     proc, port = serve(binary, repo, work, name, list(extra))
     try:
         run_wrk(port, lua, 2 * MAX_BATCH, 2)  # warm-up
@@ -190,11 +196,11 @@ def main():
               f"{'in-proc wall':>12} {'cpu':>6} | {'ratio wall':>10} {'cpu':>5} | "
               f"{'unbatched wall':>14} {'cpu':>6} | {'gain wall':>9} {'cpu':>5}")
         for run in range(args.repeat):
-            rps, p50, mean, rps_cpu, split = measure_server(args.bin, batched, work, "batched",
-                                                            lua, args.seconds, args.server_arg)
+            rps, p50, mean, rps_cpu, split = measure_server_split(
+                args.bin, batched, work, "batched", lua, args.seconds, args.server_arg)
             batch = max(1, round(mean))
             ref, ref_cpu = in_process(args.driver, model_path, batch, args.seconds)
-            base, _, _, base_cpu, _ = measure_server(args.bin, unbatched, work, "unbatched", lua,
+            base, _, _, base_cpu = measure_server(args.bin, unbatched, work, "unbatched", lua,
                                                   args.seconds, args.server_arg)
             print(f"{run + 1:>3} | {rps:>12.0f} {rps_cpu:>6.0f} {p50:>7.2f} {mean:>10.2f} | "
                   f"{ref:>12.0f} {ref_cpu:>6.0f} | {rps / ref:>10.2f} {rps_cpu / ref_cpu:>5.2f} | "
