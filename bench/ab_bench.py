@@ -31,15 +31,21 @@ import http_bench  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def cpu_ns(pid):
-    total = 0
+def thread_cpu_ns(pid):
+    """{tid: run time so far in ns} of every thread of `pid` (/proc/<pid>/task/*/schedstat)."""
+    out = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
+                out[tid] = int(f.read().split()[0])
         except (FileNotFoundError, ProcessLookupError):
             pass  # a thread that just ended
-    return total
+    return out
+
+
+def cpu_ns(pid):
+    """Run time so far of every thread of `pid` together (ns)."""
+    return sum(thread_cpu_ns(pid).values())
 
 
 def run_wrk(port, model, body, conns, seconds, workdir):

@@ -16,7 +16,10 @@ it also reports inferences per CPU-second of the process doing the work (the ser
 process, all its threads; the driver's): other processes' load changes wall-clock throughput
 but hardly this.
 
-Usage: bench/batch_bench.py [--seconds 10] [--repeat 3]
+Below each row: CPU µs per inference of the server (split into its busiest thread, the executor
+running the model, and all other threads: HTTP I/O, timers) and of the in-process driver.
+
+Usage: bench/batch_bench.py [--seconds 10] [--repeat 3] [--bin build/release/nereid]
 Needs wrk and taskset; the statistics endpoint (GET /v2/models/{m}/stats) for the batch size.
 Everything stays on 127.0.0.1.
 """
@@ -33,6 +36,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ab_bench import thread_cpu_ns  # noqa: E402
 from http_bench import free_port, wait_ready  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -124,19 +128,32 @@ def serve(binary, repo, work, name, extra):
 
 
 def measure_server(binary, repo, work, name, lua, seconds, extra=()):
+    """(infer/s, p50 ms, mean batch size, inferences per CPU-second) of one server run."""
+    return measure_server_split(binary, repo, work, name, lua, seconds, extra)[:4]
+
+
+def measure_server_split(binary, repo, work, name, lua, seconds, extra=()):
+    """measure_server's figures and the CPU µs per inference of (the busiest thread, the rest)."""
     proc, port = serve(binary, repo, work, name, list(extra))
     try:
         run_wrk(port, lua, 2 * MAX_BATCH, 2)  # warm-up
         i0, e0 = stats(port) if name == "batched" else (0, 0)
         c0 = cpu_seconds(proc.pid)
+        t0 = thread_cpu_ns(proc.pid)
         rps, p50 = run_wrk(port, lua, 2 * MAX_BATCH, seconds)
         cpu = cpu_seconds(proc.pid) - c0
+        t1 = thread_cpu_ns(proc.pid)
         i1, e1 = stats(port) if name == "batched" else (0, 0)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     mean = (i1 - i0) / (e1 - e0) if e1 > e0 else None
-    return rps, p50, mean, rps * seconds / cpu
+    # The busiest thread (the executor: it runs the model) and all the others (HTTP I/O threads,
+    # ONNX Runtime, timers), in µs of CPU per inference.
+    used = sorted((t1[t] - t0.get(t, 0) for t in t1), reverse=True)
+    n = max(1.0, rps * seconds)
+    split = (used[0] / 1000 / n, sum(used[1:]) / 1000 / n) if used else (0.0, 0.0)
+    return rps, p50, mean, rps * seconds / cpu, split
 
 
 def in_process(driver, model_path, batch, seconds):
@@ -179,8 +196,8 @@ def main():
               f"{'in-proc wall':>12} {'cpu':>6} | {'ratio wall':>10} {'cpu':>5} | "
               f"{'unbatched wall':>14} {'cpu':>6} | {'gain wall':>9} {'cpu':>5}")
         for run in range(args.repeat):
-            rps, p50, mean, rps_cpu = measure_server(args.bin, batched, work, "batched", lua,
-                                                     args.seconds, args.server_arg)
+            rps, p50, mean, rps_cpu, split = measure_server_split(
+                args.bin, batched, work, "batched", lua, args.seconds, args.server_arg)
             batch = max(1, round(mean))
             ref, ref_cpu = in_process(args.driver, model_path, batch, args.seconds)
             base, _, _, base_cpu = measure_server(args.bin, unbatched, work, "unbatched", lua,
@@ -188,6 +205,9 @@ def main():
             print(f"{run + 1:>3} | {rps:>12.0f} {rps_cpu:>6.0f} {p50:>7.2f} {mean:>10.2f} | "
                   f"{ref:>12.0f} {ref_cpu:>6.0f} | {rps / ref:>10.2f} {rps_cpu / ref_cpu:>5.2f} | "
                   f"{base:>14.0f} {base_cpu:>6.0f} | {rps / base:>9.2f} {rps_cpu / base_cpu:>5.2f}",
+                  flush=True)
+            print(f"    CPU us per inference: server {1e6 / rps_cpu:.1f} (busiest thread "
+                  f"{split[0]:.1f}, other threads {split[1]:.1f}), in-process {1e6 / ref_cpu:.1f}",
                   flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -2,7 +2,10 @@
 // libgrpc++ and the same threading shape as Nereid's frontend (one completion queue, N threads)
 // that answers ModelInfer by copying the inputs to the outputs. No model, no validation.
 //
-// Usage: grpc_echo_server <port> [threads]; prints "listening on <port>" once serving.
+// Usage: grpc_echo_server <port> [threads] [absl-debug]; prints "listening on <port>" once
+// serving. Like nereid it turns off abseil's deadlock detector (Debian's abseil is built without
+// NDEBUG, so it is on by default); `absl-debug` leaves it on, to measure what it costs.
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 
 #include <climits>
@@ -65,10 +68,13 @@ class EchoCall {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <port> [threads]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <port> [threads] [absl-debug]\n", argv[0]);
     return 2;
   }
   const int threads = argc > 2 ? std::atoi(argv[2]) : 2;
+  if (argc <= 3 || std::string(argv[3]) != "absl-debug") {
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  }
   GRPCInferenceService::AsyncService service;
   grpc::ServerBuilder builder;
   int port = 0;

@@ -436,6 +436,9 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
   for (const auto& bc : raw.backend_config) NEREID_RETURN_IF_ERROR(ParseBackendConfig(bc, &s));
   s.disable_auto_complete = raw.disable_auto_complete || raw.strict_model_config;
   if (app.count("--http-thread-count") == 0) o.http.thread_count = DefaultHttpThreadCount();
+  if (app.count("--grpc-infer-thread-count") == 0) {
+    o.grpc.server.infer_thread_count = DefaultGrpcInferThreadCount();
+  }
   if (o.http.max_input_size <= 0) {
     return BadOption("http-max-input-size",
                      InvalidArgument("Error: --http-max-input-size must be greater than 0."));
@@ -484,12 +487,23 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
 
 }  // namespace
 
-int DefaultHttpThreadCount() {
+namespace {
+
+// The CPUs in this process's affinity mask (taskset and cgroup cpusets count).
+int UsableCpus() {
   int cpus = 0;
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
   if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
-  return std::clamp(cpus, 2, HttpOptions{}.thread_count);
+  return cpus;
+}
+
+}  // namespace
+
+int DefaultHttpThreadCount() { return std::clamp(UsableCpus(), 2, HttpOptions{}.thread_count); }
+
+int DefaultGrpcInferThreadCount() {
+  return std::clamp(UsableCpus(), 1, GrpcServerOptions{}.infer_thread_count);
 }
 
 StatusOr<AppOptions> ParseCommandLine(int argc, const char* const* argv,

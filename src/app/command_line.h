@@ -66,6 +66,11 @@ struct AppOptions {
 // most Triton's default of 8. docs/adr/0009-http-thread-count.md explains why.
 int DefaultHttpThreadCount();
 
+// The gRPC completion-queue thread count when --grpc-infer-thread-count is not given: Triton's 2,
+// or 1 when this process may run on one CPU only (two threads on one CPU hand the poller back and
+// forth: ~30% more CPU per unary call, bench/README.md). docs/adr/0009-http-thread-count.md.
+int DefaultGrpcInferThreadCount();
+
 // Parses argv. On error the Status message is one line suitable for stderr.
 StatusOr<AppOptions> ParseCommandLine(int argc, const char* const* argv,
                                       const std::string& default_backend_directory);

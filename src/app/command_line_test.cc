@@ -15,22 +15,58 @@ StatusOr<AppOptions> Parse(std::vector<const char*> args) {
   return ParseCommandLine(static_cast<int>(args.size()), args.data(), "/b");
 }
 
-TEST(CommandLineTest, HttpThreadCountFollowsTheCpusUnlessGiven) {
+// The CPUs this thread may run on.
+int AffinityCpus() {
+  cpu_set_t all;
+  EXPECT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  return CPU_COUNT(&all);
+}
+
+// Runs `fn` with this thread pinned to the first CPU of its affinity mask (as `taskset -c 0`
+// does), then restores the mask.
+template <typename Fn>
+void OnOneCpu(Fn fn) {
   cpu_set_t all;
   ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
-  EXPECT_EQ(DefaultHttpThreadCount(), std::clamp(CPU_COUNT(&all), 2, 8));
-  auto d = Parse({"--model-repository=/m"});
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->http.thread_count, DefaultHttpThreadCount());
-  // Pinned to one CPU (taskset -c 0): still 2, so inline execution keeps a free thread.
   int first = 0;
   while (!CPU_ISSET(first, &all)) ++first;
   cpu_set_t single;
   CPU_ZERO(&single);
   CPU_SET(first, &single);
   ASSERT_EQ(sched_setaffinity(0, sizeof(single), &single), 0);
-  const int pinned = DefaultHttpThreadCount();
+  fn();
   ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
+TEST(CommandLineTest, GrpcInferThreadCountIsOneOnOneCpuUnlessGiven) {
+  EXPECT_EQ(DefaultGrpcInferThreadCount(), std::clamp(AffinityCpus(), 1, 2));
+  auto d = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->grpc.server.infer_thread_count, DefaultGrpcInferThreadCount());
+  // Pinned to one CPU: one completion-queue thread, unless the flag says otherwise.
+  int pinned = 0;
+  StatusOr<AppOptions> pinned_parse = InvalidArgument("not parsed");
+  StatusOr<AppOptions> pinned_given = InvalidArgument("not parsed");
+  OnOneCpu([&] {
+    pinned = DefaultGrpcInferThreadCount();
+    pinned_parse = Parse({"--model-repository=/m"});
+    pinned_given = Parse({"--model-repository=/m", "--grpc-infer-thread-count=2"});
+  });
+  EXPECT_EQ(pinned, 1);
+  ASSERT_TRUE(pinned_parse.ok());
+  EXPECT_EQ(pinned_parse->grpc.server.infer_thread_count, 1);
+  ASSERT_TRUE(pinned_given.ok());
+  EXPECT_EQ(pinned_given->grpc.server.infer_thread_count, 2);  // an explicit count is used as given
+}
+
+TEST(CommandLineTest, HttpThreadCountFollowsTheCpusUnlessGiven) {
+  EXPECT_EQ(DefaultHttpThreadCount(), std::clamp(AffinityCpus(), 2, 8));
+  auto d = Parse({"--model-repository=/m"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->http.thread_count, DefaultHttpThreadCount());
+  // Pinned to one CPU (taskset -c 0): still 2, so inline execution keeps a free thread.
+  int pinned = 0;
+  OnOneCpu([&] { pinned = DefaultHttpThreadCount(); });
   EXPECT_EQ(pinned, 2);
   auto given = Parse({"--model-repository=/m", "--http-thread-count=8"});
   ASSERT_TRUE(given.ok());

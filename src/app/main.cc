@@ -130,6 +130,7 @@ int Run(int argc, char** argv) {
     }
     grpc = std::move(created).value();
     LOG_INFO("Started GRPCInferenceService at {}:{}", grpc->address(), grpc->port());
+    LOG_VERBOSE(1, "gRPC: {} completion-queue thread(s)", options.grpc.server.infer_thread_count);
   }
   if (metrics) {
     if (nereid::Status s = metrics->Serve(server->get(), nereid::HttpMetricsEndpoint()); !s.ok()) {
