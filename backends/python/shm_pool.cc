@@ -1,8 +1,10 @@
 #include "python/shm_pool.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -132,6 +134,16 @@ Status ShmPool::Grow(uint64_t capacity) {
   return Status::Ok();
 }
 
+void ShmPool::FreeAll() {
+  allocator_.FreeAll();
+  if (written_end_ > initial_) {
+    // Best effort: on failure the pages stay in use until the stub ends.
+    (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(initial_),
+                    static_cast<off_t>(allocator_.capacity() - initial_));  // whole pages
+  }
+  written_end_ = 0;
+}
+
 StatusOr<ShmBlock> ShmPool::Put(std::span<const std::span<const char>> chunks) {
   ShmBlock block;
   for (const auto& c : chunks) block.size += c.size();
@@ -142,6 +154,7 @@ StatusOr<ShmBlock> ShmPool::Put(std::span<const std::span<const char>> chunks) {
     if (!offset) return Internal("the Python stub's shared memory did not grow enough");
   }
   block.offset = *offset;
+  written_end_ = std::max(written_end_, block.offset + block.size);
   char* out = base_ + block.offset;
   for (const auto& c : chunks) {
     if (c.empty()) continue;

@@ -72,7 +72,10 @@ class ShmPool {
   // the growth size when no free range fits. An error (the pool cannot grow) leaves it as it was.
   StatusOr<ShmBlock> Put(std::span<const std::span<const char>> chunks);
   void Free(uint64_t offset) { allocator_.Free(offset); }
-  void FreeAll() { allocator_.FreeAll(); }
+  // Frees every block and gives the memory of blocks written past the initial size back to the
+  // system (the pool keeps its size and mappings; those pages read as zeros until used again),
+  // so one huge tensor does not keep its memory for the stub's lifetime.
+  void FreeAll();
 
   int fd() const { return fd_; }
   uint64_t size() const { return allocator_.capacity(); }
@@ -81,12 +84,14 @@ class ShmPool {
 
  private:
   ShmPool(int fd, char* base, uint64_t size, uint64_t growth)
-      : fd_(fd), base_(base), growth_(growth), allocator_(size) {}
+      : fd_(fd), base_(base), initial_(size), growth_(growth), allocator_(size) {}
   Status Grow(uint64_t capacity);
 
   int fd_;
   char* base_;
+  uint64_t initial_;
   uint64_t growth_;
+  uint64_t written_end_ = 0;  // the end of the highest block written since the last FreeAll
   ShmAllocator allocator_;
 };
 

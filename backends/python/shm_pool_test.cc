@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <string>
 #include <vector>
@@ -123,6 +124,30 @@ TEST(ShmPool, GrowsForATensorLargerThanItAndKeepsEarlierBlocks) {
   ASSERT_NE(other, MAP_FAILED);
   EXPECT_EQ(std::string(static_cast<char*>(other) + b1->offset, b1->size), big);
   munmap(other, (*pool)->size());
+}
+
+// Bytes of memory the memfd holds.
+uint64_t Resident(int fd) {
+  struct stat st {};
+  EXPECT_EQ(fstat(fd, &st), 0);
+  return static_cast<uint64_t>(st.st_blocks) * 512;
+}
+
+TEST(ShmPool, FreeAllGivesGrownMemoryBackAndKeepsTheSize) {
+  StatusOr<std::unique_ptr<ShmPool>> pool = ShmPool::Create(1 << 20, 1 << 20);
+  ASSERT_TRUE(pool.ok());
+  const std::string big(8 << 20, 'q');
+  const std::vector<std::span<const char>> large{{big.data(), big.size()}};
+  ASSERT_TRUE((*pool)->Put(large).ok());
+  EXPECT_GE(Resident((*pool)->fd()), 8u << 20);
+  (*pool)->FreeAll();
+  EXPECT_LE(Resident((*pool)->fd()), 1u << 20);  // at most the initial size stays
+  EXPECT_EQ((*pool)->size(), 8u << 20);  // 1 MiB + 7 steps
+  EXPECT_EQ((*pool)->allocator().used(), 0u);
+  // Reused afterwards: the same bytes come back.
+  StatusOr<ShmBlock> again = (*pool)->Put(large);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(std::string((*pool)->bytes().data() + again->offset, again->size), big);
 }
 
 TEST(ShmPool, RefusesToGrowPastItsLimitAndStaysUsable) {

@@ -132,6 +132,13 @@ def test_a_tensor_larger_than_the_default_size_grows_the_pool(server):
     r, info = echo(c, httpclient, small)
     np.testing.assert_array_equal(r.as_numpy("Y"), small)
     assert info["pool"] >= big.size
+    # That execution freed the big one's block and gave its memory back (the size stays).
+    fd_dir = f"/proc/{server.proc.pid}/fd"
+    pools = [os.stat(os.path.join(fd_dir, fd)) for fd in os.listdir(fd_dir)
+             if "nereid_python_shm" in os.readlink(os.path.join(fd_dir, fd))]
+    assert len(pools) == 1
+    assert pools[0].st_size == info["pool"]
+    assert pools[0].st_blocks * 512 <= DEFAULT, pools[0]
 
 
 def echo_inputs(module, x, b, mode=0):
