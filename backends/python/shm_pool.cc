@@ -136,12 +136,17 @@ Status ShmPool::Grow(uint64_t capacity) {
 
 void ShmPool::FreeAll() {
   allocator_.FreeAll();
-  if (written_end_ > initial_) {
-    // Best effort: on failure the pages stay in use until the stub ends.
-    (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(initial_),
-                    static_cast<off_t>(allocator_.capacity() - initial_));  // whole pages
+  if (++window_calls_ < kTrimWindow) return;
+  const uint64_t keep = std::max(initial_, window_end_);
+  if (written_end_ > keep) {
+    // Up to the end of the pool (whole pages). Best effort: on failure the pages stay in use
+    // until the stub ends.
+    (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(keep),
+                    static_cast<off_t>(allocator_.capacity() - keep));
   }
-  written_end_ = 0;
+  written_end_ = window_end_;
+  window_end_ = 0;
+  window_calls_ = 0;
 }
 
 StatusOr<ShmBlock> ShmPool::Put(std::span<const std::span<const char>> chunks) {
@@ -155,6 +160,7 @@ StatusOr<ShmBlock> ShmPool::Put(std::span<const std::span<const char>> chunks) {
   }
   block.offset = *offset;
   written_end_ = std::max(written_end_, block.offset + block.size);
+  window_end_ = std::max(window_end_, block.offset + block.size);
   char* out = base_ + block.offset;
   for (const auto& c : chunks) {
     if (c.empty()) continue;

@@ -72,10 +72,13 @@ class ShmPool {
   // the growth size when no free range fits. An error (the pool cannot grow) leaves it as it was.
   StatusOr<ShmBlock> Put(std::span<const std::span<const char>> chunks);
   void Free(uint64_t offset) { allocator_.Free(offset); }
-  // Frees every block and gives the memory of blocks written past the initial size back to the
-  // system (the pool keeps its size and mappings; those pages read as zeros until used again),
-  // so one huge tensor does not keep its memory for the stub's lifetime.
+  // Frees every block. Every kTrimWindow calls, gives back to the system the memory past the
+  // initial size that blocks of that window did not reach (the pool keeps its size and mappings;
+  // those pages read as zeros until used again): one huge tensor does not keep its memory for
+  // the stub's lifetime, and a steady load of big tensors does not fault its pages in again
+  // each time.
   void FreeAll();
+  static constexpr int kTrimWindow = 64;
 
   int fd() const { return fd_; }
   uint64_t size() const { return allocator_.capacity(); }
@@ -91,7 +94,9 @@ class ShmPool {
   char* base_;
   uint64_t initial_;
   uint64_t growth_;
-  uint64_t written_end_ = 0;  // the end of the highest block written since the last FreeAll
+  uint64_t written_end_ = 0;  // the end of the highest block written since the last trim
+  uint64_t window_end_ = 0;   // the same, within the current window
+  int window_calls_ = 0;
   ShmAllocator allocator_;
 };
 

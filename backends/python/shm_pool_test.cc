@@ -140,14 +140,33 @@ TEST(ShmPool, FreeAllGivesGrownMemoryBackAndKeepsTheSize) {
   const std::vector<std::span<const char>> large{{big.data(), big.size()}};
   ASSERT_TRUE((*pool)->Put(large).ok());
   EXPECT_GE(Resident((*pool)->fd()), 8u << 20);
+  // The window that wrote the big block keeps it; the next one, small only, gives it back.
+  const std::vector<std::span<const char>> small{{big.data(), 100}};
+  for (int i = 0; i < 2 * ShmPool::kTrimWindow - 1; ++i) {
+    (*pool)->FreeAll();
+    ASSERT_TRUE((*pool)->Put(small).ok());
+  }
+  EXPECT_GE(Resident((*pool)->fd()), 8u << 20);
   (*pool)->FreeAll();
   EXPECT_LE(Resident((*pool)->fd()), 1u << 20);  // at most the initial size stays
-  EXPECT_EQ((*pool)->size(), 8u << 20);  // 1 MiB + 7 steps
+  EXPECT_EQ((*pool)->size(), 8u << 20);          // 1 MiB + 7 steps
   EXPECT_EQ((*pool)->allocator().used(), 0u);
   // Reused afterwards: the same bytes come back.
   StatusOr<ShmBlock> again = (*pool)->Put(large);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(std::string((*pool)->bytes().data() + again->offset, again->size), big);
+}
+
+TEST(ShmPool, ASteadyLoadOfBigTensorsKeepsItsPages) {
+  StatusOr<std::unique_ptr<ShmPool>> pool = ShmPool::Create(1 << 20, 1 << 20);
+  ASSERT_TRUE(pool.ok());
+  const std::string big(4 << 20, 'b');
+  const std::vector<std::span<const char>> large{{big.data(), big.size()}};
+  for (int i = 0; i < 3 * ShmPool::kTrimWindow; ++i) {
+    ASSERT_TRUE((*pool)->Put(large).ok());
+    (*pool)->FreeAll();
+    ASSERT_GE(Resident((*pool)->fd()), 4u << 20) << i;
+  }
 }
 
 TEST(ShmPool, RefusesToGrowPastItsLimitAndStaysUsable) {
