@@ -172,13 +172,16 @@ def to_array(desc, payload):
 
 
 def tensor_bytes(array):
-    """The wire datatype and the bytes of `array`: a view of its own memory when it is
-    contiguous (the socket write is then the only copy in this process)."""
+    """The wire datatype and the bytes of `array`: from 64 KiB, a view of its own memory when it
+    is contiguous (the socket write is then the only copy in this process); below, `tobytes()`,
+    which costs less than building the view."""
     if array.dtype == np.object_ or array.dtype.kind == "S":
         return "BYTES", pb_utils.serialize_byte_tensor(array).tobytes()
     name = pb_utils._wire_name(array.dtype)
     if name is None:
         raise pb_utils.TritonModelException("NumPy dtype is not supported.")
+    if array.nbytes < 65536:
+        return name, array.tobytes()
     return name, memoryview(np.ascontiguousarray(array).reshape(-1)).cast("B")
 
 
