@@ -68,16 +68,10 @@ def in_process_us():
     return min(timeit.repeat(once, number=n, repeat=3)) / n * 1e6
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/nereid"))
-    ap.add_argument("--models", default=os.environ.get(
-        "NEREID_MODELS", os.path.join(ROOT, "build/release/test_models")))
-    ap.add_argument("--seconds", type=int, default=5)
-    args = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="nereid-python-bench-")
+def make_repo(models, work):
+    """identity_fp32 (C++ identity backend), identity_py and bls_py in `work`/repo."""
     repo = os.path.join(work, "repo")
-    shutil.copytree(os.path.join(args.models, "examples", "identity_fp32"),
+    shutil.copytree(os.path.join(models, "examples", "identity_fp32"),
                     os.path.join(repo, "identity_fp32"))
     for name, code in (("identity_py", IDENTITY_PY), ("bls_py", BLS_PY)):
         os.makedirs(os.path.join(repo, name, "1"))
@@ -86,6 +80,18 @@ def main():
         cfg = cfg.replace('backend: "identity"', 'backend: "python"')
         open(os.path.join(repo, name, "config.pbtxt"), "w").write(cfg)
         open(os.path.join(repo, name, "1", "model.py"), "w").write(code)
+    return repo
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build/release/nereid"))
+    ap.add_argument("--models", default=os.environ.get(
+        "NEREID_MODELS", os.path.join(ROOT, "build/release/test_models")))
+    ap.add_argument("--seconds", type=int, default=5)
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="nereid-python-bench-")
+    repo = make_repo(args.models, work)
     b = body("INPUT0", 16)
     rows = []
     proc, port = start(args.bin, repo, ["--log-info=false"])

@@ -41,6 +41,8 @@ std::string ResourcesDir() {
 
 struct Settings {
   std::chrono::seconds stub_timeout{30};
+  uint64_t shm_default_size = 1 << 20;  // Triton's defaults: 1 MiB, grown by 1 MiB
+  uint64_t shm_growth_size = 1 << 20;
   backend::LogFunction log;
   backend::InferFunction infer;   // BLS
   backend::ModelControl control;  // pb_utils.is_model_ready / load_model / unload_model
@@ -198,6 +200,7 @@ class PythonInstance final : public backend::ModelInstance {
 
   Status RunOnStub(const backend::ExecuteArgs& args) {
     const auto deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
+    stub_->ReleaseBlocks();  // the previous execution's, done with (ADR 0014)
     std::vector<std::string> requested;
     for (const std::string& name : model_->outputs) {
       if (args.outputs == nullptr || args.outputs->IsRequested(name)) requested.push_back(name);
@@ -605,8 +608,12 @@ class PythonBackend final : public backend::Backend {
         shared->decoupled = d != nullptr && d->IsBool() && d->GetBool();
       }
       for (const IoConfig& o : config.outputs) shared->outputs.push_back(o.name);
-      shared->command = {kPython, resources_ + "/nereid_python_stub.py", resources_,
-                         options.model_path};
+      shared->command = {kPython,
+                         resources_ + "/nereid_python_stub.py",
+                         resources_,
+                         options.model_path,
+                         settings_->shm_default_size,
+                         settings_->shm_growth_size};
       if (!std::filesystem::exists(options.model_path)) {
         return NotFound("failed to load model '" + options.model_name + "': model file '" +
                         options.model_path + "' not found");
@@ -622,8 +629,8 @@ class PythonBackend final : public backend::Backend {
   const std::string resources_;
 };
 
-// `--backend-config=python,<key>=<value>`. Triton's shm keys are accepted and checked; Nereid's
-// stub moves tensors over its socket, so they size nothing (docs/python_backend.md).
+// `--backend-config=python,<key>=<value>`: Triton's keys, values and error texts (the shm keys
+// size each stub's shared-memory pool, shm_pool.h).
 StatusOr<std::shared_ptr<const Settings>> ReadSettings(const backend::BackendOptions* options) {
   auto settings = std::make_shared<Settings>();
   if (options == nullptr) return std::shared_ptr<const Settings>(settings);
@@ -651,8 +658,11 @@ StatusOr<std::shared_ptr<const Settings>> ReadSettings(const backend::BackendOpt
     } else if (key == "shm-default-byte-size") {
       if (n < (1 << 20))
         return InvalidArgument("shm-default-byte-size can't be smaller than 4 MiBs");
+      settings->shm_default_size = static_cast<uint64_t>(n);
     } else if (n <= 0) {
       return InvalidArgument("shm-growth-byte-size can't be smaller than or equal to zero.");
+    } else {
+      settings->shm_growth_size = static_cast<uint64_t>(n);
     }
   }
   return std::shared_ptr<const Settings>(settings);

@@ -20,6 +20,7 @@ namespace nereid::backends::python {
 namespace {
 
 constexpr int kChildFd = 3;
+constexpr int kChildShmFd = 4;  // the pool's memfd, when there is one
 
 Status Dead(const std::string& what) { return Unavailable("stub process " + what); }
 
@@ -60,14 +61,27 @@ StatusOr<std::unique_ptr<StubProcess>> StubProcess::Start(const StubCommand& com
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
+  std::unique_ptr<ShmPool> pool;
+  if (command.shm_default_size > 0) {
+    StatusOr<std::unique_ptr<ShmPool>> created =
+        ShmPool::Create(command.shm_default_size, command.shm_growth_size);
+    if (!created.ok()) {
+      close(fds[0]);
+      close(fds[1]);
+      return created.status();
+    }
+    pool = std::move(*created);
+  }
   std::string fd_arg = std::to_string(kChildFd);
+  std::string shm_arg = pool != nullptr ? std::to_string(kChildShmFd) : "-1";
   std::string python = command.python, script = command.script, model = command.model_file;
   std::string no_site_user = "-s";
-  char* argv[] = {python.data(), no_site_user.data(), script.data(),
-                  fd_arg.data(), model.data(),        nullptr};
+  char* argv[] = {python.data(), no_site_user.data(), script.data(), fd_arg.data(),
+                  model.data(),  shm_arg.data(),      nullptr};
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], kChildFd);
+  if (pool != nullptr) posix_spawn_file_actions_adddup2(&actions, pool->fd(), kChildShmFd);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // The stub gets default signal handling and its own process group (a ^C to the server's
@@ -91,7 +105,7 @@ StatusOr<std::unique_ptr<StubProcess>> StubProcess::Start(const StubCommand& com
     return Internal("unable to start the Python stub '" + command.python +
                     "': " + std::strerror(rc));
   }
-  return std::unique_ptr<StubProcess>(new StubProcess(pid, fds[0]));
+  return std::unique_ptr<StubProcess>(new StubProcess(pid, fds[0], std::move(pool)));
 }
 
 StubProcess::~StubProcess() {
@@ -100,6 +114,19 @@ StubProcess::~StubProcess() {
 }
 
 Status StubProcess::Write(std::string_view json, std::span<const std::span<const char>> chunks) {
+  if (pool_ == nullptr || chunks.empty() || json.empty() || json.back() != '}') {
+    return Send(json, chunks);
+  }
+  StatusOr<ShmBlock> block = pool_->Put(chunks);
+  if (!block.ok()) return Send(json, chunks);  // the pool cannot grow: the socket carries them
+  std::string with_block(json.substr(0, json.size() - 1));
+  with_block += json.size() > 2 ? ",\"shm\":[" : "\"shm\":[";
+  with_block += std::to_string(block->offset) + "," + std::to_string(block->size) + "," +
+                std::to_string(pool_->size()) + "]}";
+  return Send(with_block, {});
+}
+
+Status StubProcess::Send(std::string_view json, std::span<const std::span<const char>> chunks) {
   FrameSizes sizes;
   sizes.json_size = static_cast<uint32_t>(json.size());
   for (const auto& c : chunks) sizes.payload_size += c.size();

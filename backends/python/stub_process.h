@@ -7,11 +7,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "nereid/status.h"
+#include "python/shm_pool.h"
 #include "python/stub_protocol.h"
 
 namespace nereid::backends::python {
@@ -21,6 +23,10 @@ struct StubCommand {
   std::string script;      // <resources>/nereid_python_stub.py
   std::string resources;   // prepended to PYTHONPATH (triton_python_backend_utils)
   std::string model_file;  // <model_dir>/<version>/model.py
+  // The shared-memory pool (shm_pool.h): initial size and growth step; 0: none (the socket
+  // carries every payload).
+  uint64_t shm_default_size = 0;
+  uint64_t shm_growth_size = 0;
 };
 
 // A received frame: JSON part and payload.
@@ -36,8 +42,17 @@ class StubProcess {
   // Starts the stub. Errors are INTERNAL.
   static StatusOr<std::unique_ptr<StubProcess>> Start(const StubCommand& command);
 
-  // Writes one frame: `json`, then every chunk (the payload) without copying it.
+  // Writes one frame: `json`, then every chunk (the payload). With a pool, the chunks are
+  // gathered into a block of it (one copy) and `json` gets a member "shm": [offset, size, pool
+  // size] instead of a payload; without one, or when the pool cannot grow, they follow `json` on
+  // the socket without a copy in this process. Blocks live until ReleaseBlocks.
   Status Write(std::string_view json, std::span<const std::span<const char>> chunks);
+  // Frees every block Write put in the pool: the instance calls it when the stub is done with
+  // them (at the start of the next execution, see ADR 0014).
+  void ReleaseBlocks() {
+    if (pool_ != nullptr) pool_->FreeAll();
+  }
+  const ShmPool* pool() const { return pool_.get(); }
   // Reads one frame; `deadline` bounds the wait (time_point::max(): none). A closed socket, a
   // timeout or a malformed header is an error (the stub is then to be considered dead).
   StatusOr<Frame> Read(std::chrono::steady_clock::time_point deadline);
@@ -58,12 +73,16 @@ class StubProcess {
  private:
   static constexpr size_t kReadBufferSize = 64 * 1024;
 
-  StubProcess(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+  StubProcess(pid_t pid, int fd, std::unique_ptr<ShmPool> pool)
+      : pid_(pid), fd_(fd), pool_(std::move(pool)) {}
+  // Writes the frame's bytes: header, `json`, the chunks.
+  Status Send(std::string_view json, std::span<const std::span<const char>> chunks);
   // Reads what the socket has (at least one byte) into the read buffer.
   Status Fill(std::chrono::steady_clock::time_point deadline);
 
   pid_t pid_;
   int fd_;
+  std::unique_ptr<ShmPool> pool_;  // null: payloads go over the socket
   // Bytes received but not consumed yet: [rbegin_, rend_) of rbuf_. Small frames arrive whole
   // in one recv.
   std::vector<char> rbuf_;

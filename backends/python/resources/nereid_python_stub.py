@@ -1,13 +1,17 @@
 """Nereid's Python backend stub: runs one model instance's model.py in its own process.
 
-Started by libnereid_python.so as `/usr/bin/python3 -I -S nereid_python_stub.py <fd> <model.py>`
-with the resources folder (this file's) on sys.path. It talks to the server over the socket `fd`
-in frames: a 12-byte little-endian header (u32 JSON size, u64 payload size), a JSON header, then
-the payload (tensor bytes, concatenated; each tensor names its offset and size in the JSON).
-Input arrays are numpy views of the received payload (no copy after the socket read).
+Started by libnereid_python.so as
+`/usr/bin/python3 -s nereid_python_stub.py <fd> <model.py> <shm fd or -1>` with the resources
+folder (this file's) on sys.path. It talks to the server over the socket `fd` in frames: a 12-byte
+little-endian header (u32 JSON size, u64 payload size), a JSON header, then the payload (tensor
+bytes, concatenated; each tensor names its offset and size in the JSON). The server puts the
+payloads it sends in its shared-memory pool (the memfd `shm fd`) instead: the JSON's "shm" is
+[offset, size, pool size] of the block and input arrays are numpy views of it (no copy in this
+process). What this process sends goes over the socket from the arrays' own memory.
 """
 
 import json
+import mmap
 import os
 import socket
 import struct
@@ -22,8 +26,23 @@ import triton_python_backend_utils as pb_utils
 _HEADER = struct.Struct("<IQ")
 
 
-class Channel:
+class Pool:
+    """The server's shared-memory pool (a memfd), mapped again when the server grew it. An older
+    mapping stays alive while arrays still view it."""
+
     def __init__(self, fd):
+        self.fd = fd
+        self.view = memoryview(b"")
+
+    def block(self, offset, size, pool_size):
+        if len(self.view) < pool_size:
+            self.view = memoryview(mmap.mmap(self.fd, pool_size))
+        return self.view[offset:offset + size]
+
+
+class Channel:
+    def __init__(self, fd, shm_fd=-1):
+        self.pool = Pool(shm_fd) if shm_fd >= 0 else None
         self.sock = socket.socket(fileno=fd)
         self.write_lock = threading.Lock()
         self.buf = bytearray(1 << 16)
@@ -76,6 +95,9 @@ class Channel:
         self.start += _HEADER.size
         header = json.loads(self.read_exact(json_size))
         payload = self.read_exact(payload_size) if payload_size else bytearray()
+        shm = header.get("shm")
+        if shm is not None:
+            payload = self.pool.block(*shm)
         return header, payload
 
     def read(self, tag=None):
@@ -168,12 +190,17 @@ def to_array(desc, payload):
 
 
 def tensor_bytes(array):
+    """The wire datatype and the bytes of `array`: from 64 KiB, a view of its own memory when it
+    is contiguous (the socket write is then the only copy in this process); below, `tobytes()`,
+    which costs less than building the view."""
     if array.dtype == np.object_ or array.dtype.kind == "S":
         return "BYTES", pb_utils.serialize_byte_tensor(array).tobytes()
     name = pb_utils._wire_name(array.dtype)
     if name is None:
         raise pb_utils.TritonModelException("NumPy dtype is not supported.")
-    return name, np.ascontiguousarray(array).tobytes()
+    if array.nbytes < 65536:
+        return name, array.tobytes()
+    return name, memoryview(np.ascontiguousarray(array).reshape(-1)).cast("B")
 
 
 def encode_tensors(tensors, chunks, offset):
@@ -429,7 +456,7 @@ async def _await(coro):
 
 def main():
     fd = int(sys.argv[1])
-    channel = Channel(fd)
+    channel = Channel(fd, int(sys.argv[3]) if len(sys.argv) > 3 else -1)
     stub = Stub(channel, sys.argv[2])
     pb_utils._stub = stub
     stub.serve()
