@@ -2,10 +2,13 @@
 // stub process of its own (stub_process.h) speaking stub_protocol.h. See docs/python_backend.md.
 //
 // Thread-safety: PythonBackend and PythonModel are immutable after construction; a
-// PythonInstance is used by one Execute at a time (the core's contract), so it needs no lock.
+// PythonInstance is used by one Execute at a time (the core's contract) and by its watcher
+// thread, which restarts a dead stub: both hold the instance's mutex while they use the stub.
 #include <dlfcn.h>
+#include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -14,12 +17,17 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/config_json.h"
 #include "common/config_reader.h"
+#include "common/thread_annotations.h"
 #include "nereid/backend_api.h"
 #include "python/batch_split.h"
+#include "python/custom_metrics.h"
+#include "python/exit_waiter.h"
+#include "python/metric_message.h"
 #include "python/stub_process.h"
 #include "python/stub_protocol.h"
 
@@ -41,7 +49,12 @@ struct Settings {
   std::chrono::seconds stub_timeout{30};
   backend::LogFunction log;
   backend::InferFunction infer;  // BLS
+  // pb_utils.MetricFamily of every model (a family name is global, as in Triton).
+  std::shared_ptr<CustomMetrics> metrics = std::make_shared<CustomMetrics>();
 };
+
+// Each stub process owns its custom-metric handles (CustomMetrics owner ids).
+std::atomic<int64_t> next_metrics_owner{1};
 
 // What the instances of one model share.
 struct ModelShared {
@@ -101,7 +114,17 @@ class PythonInstance final : public backend::ModelInstance {
       : model_(std::move(model)), options_(std::move(options)) {}
 
   ~PythonInstance() override {
-    if (stub_ == nullptr) return;
+    stopping_ = true;
+    if (const pid_t starting = starting_pid_.load(); starting > 0) {
+      kill(starting, SIGKILL);  // a restart blocked in initialize() must not hold the unload
+    }
+    if (waiter_ != nullptr) waiter_->Wake();
+    if (watcher_.joinable()) watcher_.join();
+    MutexLock lock(mu_);
+    if (stub_ == nullptr) {
+      model_->settings->metrics->ReleaseOwner(metrics_owner_);
+      return;
+    }
     // finalize(), bounded by the stub timeout; a stub that does not answer is killed.
     const auto deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
     if (stub_->Write(R"({"op":"finalize"})", {}).ok()) {
@@ -109,62 +132,164 @@ class PythonInstance final : public backend::ModelInstance {
         StatusOr<Frame> f = stub_->Read(deadline);
         if (!f.ok()) break;
         StatusOr<StubMessage> m = ParseStubMessage(f->json, f->payload.size());
+        if (m.ok() && m->op == "metric" && HandleMetric(f->json).ok()) continue;
         if (!m.ok() || m->op != "log") break;
         Log(*model_->settings, StubLogLevel(m->level), m->message);
       }
     }
     stub_->WaitOrKill(std::chrono::milliseconds(2000));
+    model_->settings->metrics->ReleaseOwner(metrics_owner_);  // its families leave /metrics
   }
 
-  // Starts the stub and runs initialize(args); the error carries the Python error text.
-  Status Start() {
-    NEREID_ASSIGN_OR_RETURN(stub_, StubProcess::Start(model_->command));
-    NEREID_RETURN_IF_ERROR(stub_->Write(InitMessage(*model_, options_), {}));
-    while (true) {
-      StatusOr<Frame> f = stub_->Read(std::chrono::steady_clock::time_point::max());
-      if (!f.ok()) {
-        stub_.reset();
-        return Internal("Stub process '" + options_.name + "' is not healthy.");
-      }
-      NEREID_ASSIGN_OR_RETURN(StubMessage m, ParseStubMessage(f->json, f->payload.size()));
-      if (m.op == "log") {
-        Log(*model_->settings, StubLogLevel(m.level), m.message);
-      } else if (m.op == "ok") {
-        return Status::Ok();
-      } else {
-        stub_.reset();
-        return Internal(m.message);
-      }
-    }
+  // Starts the stub, runs initialize(args) and the watcher that restarts a stub that dies while
+  // the instance is idle. The error carries the Python error text.
+  Status StartFirst() {
+    MutexLock lock(mu_);
+    NEREID_RETURN_IF_ERROR(Start());
+    NEREID_ASSIGN_OR_RETURN(waiter_, ExitWaiter::Create());
+    watcher_ = std::thread([this] { Watch(); });
+    return Status::Ok();
   }
 
   Status Execute(const backend::ExecuteArgs& args) override {
     try {
-      if (stub_ == nullptr) {
+      if (restarting_) return NotHealthy();  // the watcher is starting a new stub
+      MutexLock lock(mu_);
+      if (stub_ == nullptr) {  // the last restart failed: try again
         if (Status s = Start(); !s.ok()) {
           Log(*model_->settings, backend::LogLevel::kError,
               "python backend: restarting the stub of '" + options_.name +
                   "' failed: " + s.message());
+          ReportHealth(false, RestartFailed(s));
           return NotHealthy();
         }
+        ReportHealth(true, "");
+        waiter_->Wake();  // watch the new stub
       }
       broken_ = false;
       Status s = RunOnStub(args);
-      if (broken_) {  // the stub died, hung or sent garbage
+      if (broken_) {  // the stub died, hung or sent garbage: the watcher restarts it
         Log(*model_->settings, backend::LogLevel::kError,
             "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
                 ") " + std::string(s.message()) + "; restarting it");
-        stub_.reset();  // kills it
-        if (Status restart = Start(); !restart.ok()) {
-          Log(*model_->settings, backend::LogLevel::kError,
-              "python backend: restarting the stub of '" + options_.name +
-                  "' failed: " + restart.message());
-        }
+        restarting_ = true;
+        ReportHealth(false, Restarting());
+        stub_.reset();  // kills it; the watcher sees it gone
         return NotHealthy();
       }
       return s;
     } catch (const std::exception& e) {
       return Internal(std::string("python backend: ") + e.what());
+    }
+  }
+
+ private:
+  std::string Restarting() const {
+    return "stub process of instance '" + options_.name + "' is restarting";
+  }
+  std::string RestartFailed(const Status& s) const {
+    return "stub process of instance '" + options_.name +
+           "' failed to restart: " + std::string(s.message());
+  }
+
+  void ReportHealth(bool healthy, const std::string& reason) const {
+    if (options_.report_health) options_.report_health(healthy, reason);
+  }
+
+  // Starts the stub and runs initialize(args).
+  Status Start() REQUIRES(mu_) {
+    // The previous stub's metrics go with it; the new one creates its own in initialize().
+    model_->settings->metrics->ReleaseOwner(metrics_owner_);
+    metrics_owner_ = next_metrics_owner++;
+    NEREID_ASSIGN_OR_RETURN(stub_, StubProcess::Start(model_->command));
+    starting_pid_ = stub_->pid();
+    if (stopping_) stub_->Kill();  // the destructor may have missed starting_pid_
+    Status s = Initialize();
+    starting_pid_ = 0;
+    if (!s.ok()) stub_.reset();
+    return s;
+  }
+
+  Status Initialize() REQUIRES(mu_) {
+    NEREID_RETURN_IF_ERROR(stub_->Write(InitMessage(*model_, options_), {}));
+    while (true) {
+      StatusOr<Frame> f = stub_->Read(std::chrono::steady_clock::time_point::max());
+      if (!f.ok()) return Internal("Stub process '" + options_.name + "' is not healthy.");
+      NEREID_ASSIGN_OR_RETURN(StubMessage m, ParseStubMessage(f->json, f->payload.size()));
+      if (m.op == "log") {
+        Log(*model_->settings, StubLogLevel(m.level), m.message);
+      } else if (m.op == "metric") {
+        NEREID_RETURN_IF_ERROR(HandleMetric(f->json));
+      } else if (m.op == "ok") {
+        return Status::Ok();
+      } else {
+        return Internal(m.message);
+      }
+    }
+  }
+
+  // A pb_utils.MetricFamily / Metric call of the stub: applied to the backend's CustomMetrics and
+  // answered (but "release"). A malformed message is an error of the channel.
+  Status HandleMetric(const std::string& json) REQUIRES(mu_) {
+    NEREID_ASSIGN_OR_RETURN(MetricMessage m, ParseMetricMessage(json));
+    CustomMetrics& metrics = *model_->settings->metrics;
+    StatusOr<double> result = 0.0;
+    switch (m.action) {
+      case MetricMessage::Action::kRelease:
+        metrics.Release(metrics_owner_, m.id);
+        return Status::Ok();
+      case MetricMessage::Action::kFamily: {
+        StatusOr<int64_t> id = metrics.NewFamily(metrics_owner_, m.name, m.description, m.kind);
+        result = id.ok() ? StatusOr<double>(static_cast<double>(*id)) : id.status();
+        break;
+      }
+      case MetricMessage::Action::kMetric: {
+        StatusOr<int64_t> id = metrics.NewMetric(metrics_owner_, m.id, m.labels, m.buckets);
+        result = id.ok() ? StatusOr<double>(static_cast<double>(*id)) : id.status();
+        break;
+      }
+      case MetricMessage::Action::kApply:
+        result = metrics.Apply(metrics_owner_, m.id, m.op, m.value);
+        break;
+    }
+    return stub_->Write(EncodeMetricAnswer(m.tag, result), {});
+  }
+
+  // The watcher thread: restarts the stub whenever the one it watches is gone (killed from
+  // outside, crashed, or killed by Execute after a failure), reporting the instance unhealthy
+  // meanwhile (docs/adr/0015-instance-health.md).
+  void Watch() {
+    while (!stopping_) {
+      pid_t pid = 0;
+      {
+        MutexLock lock(mu_);
+        if (stub_ != nullptr) pid = stub_->pid();
+      }
+      if (!waiter_->Wait(pid) || stopping_) continue;
+      MutexLock lock(mu_);  // waits for an Execute in flight, which fails on the dead stub
+      if (stopping_) break;
+      if (stub_ != nullptr && stub_->pid() != pid) continue;  // already replaced
+      restarting_ = true;
+      ReportHealth(false, Restarting());
+      if (stub_ != nullptr) {
+        Log(*model_->settings, backend::LogLevel::kError,
+            "python backend: stub of '" + options_.name + "' (pid " + std::to_string(pid) +
+                ") exited; restarting it");
+      }
+      stub_.reset();  // reaps it
+      Status s = Start();
+      restarting_ = false;
+      if (s.ok()) {
+        Log(*model_->settings, backend::LogLevel::kInfo,
+            "python backend: stub of '" + options_.name + "' restarted (pid " +
+                std::to_string(stub_->pid()) + ")");
+        ReportHealth(true, "");
+      } else if (!stopping_) {
+        Log(*model_->settings, backend::LogLevel::kError,
+            "python backend: restarting the stub of '" + options_.name +
+                "' failed: " + s.message());
+        ReportHealth(false, RestartFailed(s));
+      }
     }
   }
 
@@ -181,13 +306,13 @@ class PythonInstance final : public backend::ModelInstance {
 
   // Any error of the channel marks the stub broken (Execute restarts it). Not told by the code:
   // a model's own TritonError may be UNAVAILABLE too.
-  Status Channel(const Status& s) {
+  Status Channel(const Status& s) REQUIRES(mu_) {
     if (s.ok()) return s;
     broken_ = true;
     return Status(StatusCode::kUnavailable, std::string(s.message()));
   }
 
-  Status RunOnStub(const backend::ExecuteArgs& args) {
+  Status RunOnStub(const backend::ExecuteArgs& args) REQUIRES(mu_) {
     const auto deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
     std::vector<std::string> requested;
     for (const std::string& name : model_->outputs) {
@@ -208,7 +333,7 @@ class PythonInstance final : public backend::ModelInstance {
   }
 
   Status ReadResult(const backend::ExecuteArgs& args, std::span<const RequestHeader> requests,
-                    std::chrono::steady_clock::time_point deadline) {
+                    std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     while (true) {
       FrameSizes sizes;
       StatusOr<std::string> json = stub_->ReadHeader(&sizes, deadline);
@@ -232,6 +357,10 @@ class PythonInstance final : public backend::ModelInstance {
         }
         if (m->op == "is_cancelled") {
           NEREID_RETURN_IF_ERROR(Channel(AnswerCancelled(*m, args.senders)));
+          continue;
+        }
+        if (m->op == "metric") {
+          NEREID_RETURN_IF_ERROR(Channel(HandleMetric(*json)));
           continue;
         }
         if (m->op == "error") return Failed(m->message);
@@ -260,7 +389,7 @@ class PythonInstance final : public backend::ModelInstance {
   }
 
   Status ReadPayload(uint64_t size, std::chrono::steady_clock::time_point deadline,
-                     std::vector<char>* payload) {
+                     std::vector<char>* payload) REQUIRES(mu_) {
     try {
       payload->resize(size);
     } catch (const std::exception&) {
@@ -273,7 +402,7 @@ class PythonInstance final : public backend::ModelInstance {
   // Runs a BLS request of model.py on the server and answers the stub (its outputs or error);
   // a BLS call still running at `deadline` is answered as timed out.
   Status RunBls(const StubMessage& m, const std::vector<char>& payload,
-                std::chrono::steady_clock::time_point deadline) {
+                std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     backend::InferCall call;
     call.model_name = m.model_name;
     call.model_version = m.model_version;
@@ -310,7 +439,8 @@ class PythonInstance final : public backend::ModelInstance {
   // Answers request.is_cancelled(): the state of the request's response sender (decoupled
   // models; a request of another model has no sender and is never seen as cancelled).
   Status AnswerCancelled(const StubMessage& m,
-                         std::span<const std::shared_ptr<backend::ResponseSender>> senders) {
+                         std::span<const std::shared_ptr<backend::ResponseSender>> senders)
+      REQUIRES(mu_) {
     bool cancelled = false;
     if (!senders.empty()) {
       if (m.request < 0 || static_cast<size_t>(m.request) >= senders.size()) {
@@ -323,7 +453,7 @@ class PythonInstance final : public backend::ModelInstance {
 
   // Reads the payload of a "result" straight into the core's output buffers.
   Status WriteOutputs(const StubMessage& m, uint64_t payload_size, const backend::ExecuteArgs& args,
-                      std::chrono::steady_clock::time_point deadline) {
+                      std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     Status result = Status::Ok();
     uint64_t pos = 0;
     if (m.responses.size() != 1) {
@@ -358,7 +488,7 @@ class PythonInstance final : public backend::ModelInstance {
   }
 
   Status ReadDecoupled(const backend::ExecuteArgs& args,
-                       std::chrono::steady_clock::time_point deadline) {
+                       std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     std::vector<bool> final(args.senders.size(), false);
     bool done = false;
     while (!done || std::find(final.begin(), final.end(), false) != final.end()) {
@@ -374,6 +504,8 @@ class PythonInstance final : public backend::ModelInstance {
         NEREID_RETURN_IF_ERROR(Channel(RunBls(*m, f->payload, deadline)));
       } else if (m->op == "is_cancelled") {
         NEREID_RETURN_IF_ERROR(Channel(AnswerCancelled(*m, args.senders)));
+      } else if (m->op == "metric") {
+        NEREID_RETURN_IF_ERROR(Channel(HandleMetric(f->json)));
       } else if (m->op == "error") {
         return Failed(m->message);
       } else if (m->op == "send") {
@@ -405,8 +537,16 @@ class PythonInstance final : public backend::ModelInstance {
 
   const std::shared_ptr<const ModelShared> model_;
   const backend::InstanceOptions options_;
-  std::unique_ptr<StubProcess> stub_;
-  bool broken_ = false;  // set by Channel() during one Execute
+  // Held by Execute for the whole execution and by the watcher for a restart.
+  Mutex mu_;
+  std::unique_ptr<StubProcess> stub_ GUARDED_BY(mu_);
+  bool broken_ GUARDED_BY(mu_) = false;        // set by Channel() during one Execute
+  std::atomic<bool> restarting_{false};        // the watcher is replacing the stub
+  std::atomic<bool> stopping_{false};          // the instance is being destroyed
+  std::atomic<pid_t> starting_pid_{0};         // the stub running initialize(), for the destructor
+  int64_t metrics_owner_ GUARDED_BY(mu_) = 0;  // the stub's CustomMetrics owner id
+  std::unique_ptr<ExitWaiter> waiter_;         // set before watcher_ starts
+  std::thread watcher_;
 };
 
 class PythonModel final : public backend::Model {
@@ -417,7 +557,7 @@ class PythonModel final : public backend::Model {
       const backend::InstanceOptions& options) override {
     try {
       auto instance = std::make_unique<PythonInstance>(shared_, options);
-      NEREID_RETURN_IF_ERROR(instance->Start());
+      NEREID_RETURN_IF_ERROR(instance->StartFirst());
       return std::unique_ptr<backend::ModelInstance>(std::move(instance));
     } catch (const std::exception& e) {
       return Internal(std::string("python backend: ") + e.what());
@@ -432,6 +572,10 @@ class PythonBackend final : public backend::Backend {
  public:
   PythonBackend(std::shared_ptr<const Settings> settings, std::string resources)
       : settings_(std::move(settings)), resources_(std::move(resources)) {}
+
+  std::vector<backend::MetricFamilySnapshot> MetricFamilies() const override {
+    return settings_->metrics->Snapshot();
+  }
 
   backend::BackendInfo Info() const override {
     backend::BackendInfo info;

@@ -56,7 +56,8 @@ struct StubResponse {
 // request), "send" (a decoupled response for request `request` with `flags`, outputs or an error),
 // "done" (a decoupled execute returned), "bls" (see below; answered with EncodeBlsResult(`tag`)),
 // "config" (`config`: auto_complete_config's result), "is_cancelled" (is request `request`
-// cancelled? answered with EncodeCancelled(`tag`)).
+// cancelled? answered with EncodeCancelled(`tag`)), "metric" (pb_utils.MetricFamily / Metric:
+// parsed by metric_message.h).
 struct StubMessage {
   std::string op;
   std::string message;
