@@ -16,7 +16,8 @@ targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
   targets=(fuzz_http_request fuzz_json_infer fuzz_binary_tensor fuzz_model_config
     fuzz_load_override fuzz_grpc_infer fuzz_settings fuzz_http_framing fuzz_shm fuzz_log_settings
-    fuzz_trace_settings fuzz_cache_value fuzz_json_generate fuzz_python_stub fuzz_perf_replies)
+    fuzz_trace_settings fuzz_cache_value fuzz_json_generate fuzz_python_stub fuzz_perf_replies
+    fuzz_python_metric)
 fi
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"

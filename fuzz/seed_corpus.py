@@ -291,6 +291,18 @@ def python_stub_messages():
             frame({"op": "model_ready", "tag": 4, "model_name": "m", "model_version": 1}, 0)]
 
 
+def python_metric_messages():
+    """pb_utils.MetricFamily / Metric messages (backends/python/metric_message.h): JSON only."""
+    return [json.dumps(m).encode() for m in (
+        {"op": "metric", "action": "family", "tag": 1, "name": "n", "description": "d",
+         "kind": "HISTOGRAM"},
+        {"op": "metric", "action": "metric", "tag": 2, "family": 1, "labels": {"a": "b"},
+         "buckets": [0.1, 1.0]},
+        {"op": "metric", "action": "apply", "tag": 3, "metric": 2, "what": "observe",
+         "value": 0.5},
+        {"op": "metric", "action": "release", "id": 2})]
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -312,6 +324,7 @@ def main():
         "fuzz_json_generate": generate_bodies(),
         "fuzz_python_stub": python_stub_messages(),
         "fuzz_perf_replies": perf_replies(),
+        "fuzz_python_metric": python_metric_messages(),
         "fuzz_http_framing": [r for r in http_requests() if b"Transfer-Encoding" in r]
         + [b"Content-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
            b"\r\n\r\nGET / HTTP/1.1\r\ntransfer-encoding: gzip, chunked\r\ncontent-length: 1\r\n\r\n"],

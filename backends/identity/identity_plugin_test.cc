@@ -77,7 +77,7 @@ TEST_F(IdentityPluginTest, Info) {
 TEST_F(IdentityPluginTest, CopiesInputsToOutputsByPosition) {
   auto model = Load(kConfig);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  auto instance = (*model)->CreateInstance({"id_0", 0, "KIND_CPU"});
+  auto instance = (*model)->CreateInstance({"id_0", 0, "KIND_CPU", {}});
   ASSERT_TRUE(instance.ok()) << instance.status().ToString();
   const std::vector<char> floats = RawBytes(std::vector<float>{1.5f, -2, 3, 4, 5, 6});
   const std::vector<char> strings = EncodeBytes({"a", "", "xyz", "q", "r", "s"});
@@ -115,7 +115,7 @@ TEST_F(IdentityPluginTest, CopiesInputsToOutputsByPosition) {
 TEST_F(IdentityPluginTest, EmptyTensor) {
   auto model = Load(kConfig);
   ASSERT_TRUE(model.ok());
-  auto instance = (*model)->CreateInstance({"id_0", 0, "KIND_CPU"});
+  auto instance = (*model)->CreateInstance({"id_0", 0, "KIND_CPU", {}});
   const std::vector<int64_t> shape{1, 0};
   std::vector<backend::TensorRef> inputs = {{"INPUT0", DataType::kFp32, shape, {}}};
   RecordingAllocator out({"OUTPUT0"});
@@ -155,7 +155,7 @@ TEST_F(IdentityPluginTest, ExecuteDelay) {
     "output":[{"name":"O","data_type":"TYPE_INT8","dims":[1]}],
     "parameters":{"execute_delay_ms":{"string_value":"20"}}})");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  auto instance = (*model)->CreateInstance({"id_0", 0, "KIND_CPU"});
+  auto instance = (*model)->CreateInstance({"id_0", 0, "KIND_CPU", {}});
   const std::vector<char> data{7};
   const std::vector<int64_t> shape{1};
   std::vector<backend::TensorRef> inputs = {{"I", DataType::kInt8, shape, data}};

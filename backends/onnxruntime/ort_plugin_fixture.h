@@ -42,7 +42,7 @@ class OrtPluginTest : public ::testing::Test {
 
   std::unique_ptr<backend::ModelInstance> Instance(backend::Model& model, int index = 0) {
     StatusOr<std::unique_ptr<backend::ModelInstance>> instance =
-        model.CreateInstance({"instance_" + std::to_string(index), index, "KIND_CPU"});
+        model.CreateInstance({"instance_" + std::to_string(index), index, "KIND_CPU", {}});
     EXPECT_TRUE(instance.ok()) << instance.status().ToString();
     return instance.ok() ? std::move(instance).value() : nullptr;
   }

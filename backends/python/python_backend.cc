@@ -2,10 +2,13 @@
 // stub process of its own (stub_process.h) speaking stub_protocol.h. See docs/python_backend.md.
 //
 // Thread-safety: PythonBackend and PythonModel are immutable after construction; a
-// PythonInstance is used by one Execute at a time (the core's contract), so it needs no lock.
+// PythonInstance is used by one Execute at a time (the core's contract) and by its watcher
+// thread, which restarts a dead stub: both hold the instance's mutex while they use the stub.
 #include <dlfcn.h>
+#include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -15,6 +18,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/config_json.h"
@@ -22,6 +26,9 @@
 #include "common/thread_annotations.h"
 #include "nereid/backend_api.h"
 #include "python/batch_split.h"
+#include "python/custom_metrics.h"
+#include "python/exit_waiter.h"
+#include "python/metric_message.h"
 #include "python/stub_process.h"
 #include "python/stub_protocol.h"
 
@@ -46,7 +53,12 @@ struct Settings {
   backend::LogFunction log;
   backend::InferFunction infer;   // BLS
   backend::ModelControl control;  // pb_utils.is_model_ready / load_model / unload_model
+  // pb_utils.MetricFamily of every model (a family name is global, as in Triton).
+  std::shared_ptr<CustomMetrics> metrics = std::make_shared<CustomMetrics>();
 };
+
+// Each stub process owns its custom-metric handles (CustomMetrics owner ids).
+std::atomic<int64_t> next_metrics_owner{1};
 
 // What the instances of one model share.
 struct ModelShared {
@@ -112,7 +124,17 @@ class PythonInstance final : public backend::ModelInstance {
       : model_(std::move(model)), options_(std::move(options)) {}
 
   ~PythonInstance() override {
-    if (stub_ == nullptr) return;
+    stopping_ = true;
+    if (const pid_t starting = starting_pid_.load(); starting > 0) {
+      kill(starting, SIGKILL);  // a restart blocked in initialize() must not hold the unload
+    }
+    if (waiter_ != nullptr) waiter_->Wake();
+    if (watcher_.joinable()) watcher_.join();
+    MutexLock lock(mu_);
+    if (stub_ == nullptr) {
+      model_->settings->metrics->ReleaseOwner(metrics_owner_);
+      return;
+    }
     // finalize(), bounded by the stub timeout; a stub that does not answer is killed.
     const auto deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
     if (stub_->Write(R"({"op":"finalize"})", {}).ok()) {
@@ -120,62 +142,164 @@ class PythonInstance final : public backend::ModelInstance {
         StatusOr<Frame> f = stub_->Read(deadline);
         if (!f.ok()) break;
         StatusOr<StubMessage> m = ParseStubMessage(f->json, f->payload.size());
+        if (m.ok() && m->op == "metric" && HandleMetric(f->json).ok()) continue;
         if (!m.ok() || m->op != "log") break;
         Log(*model_->settings, StubLogLevel(m->level), m->message);
       }
     }
     stub_->WaitOrKill(std::chrono::milliseconds(2000));
+    model_->settings->metrics->ReleaseOwner(metrics_owner_);  // its families leave /metrics
   }
 
-  // Starts the stub and runs initialize(args); the error carries the Python error text.
-  Status Start() {
-    NEREID_ASSIGN_OR_RETURN(stub_, StubProcess::Start(model_->command));
-    NEREID_RETURN_IF_ERROR(stub_->Write(InitMessage(*model_, options_), {}));
-    while (true) {
-      StatusOr<Frame> f = stub_->Read(std::chrono::steady_clock::time_point::max());
-      if (!f.ok()) {
-        stub_.reset();
-        return Internal("Stub process '" + options_.name + "' is not healthy.");
-      }
-      NEREID_ASSIGN_OR_RETURN(StubMessage m, ParseStubMessage(f->json, f->payload.size()));
-      if (m.op == "log") {
-        Log(*model_->settings, StubLogLevel(m.level), m.message);
-      } else if (m.op == "ok") {
-        return Status::Ok();
-      } else {
-        stub_.reset();
-        return Internal(m.message);
-      }
-    }
+  // Starts the stub, runs initialize(args) and the watcher that restarts a stub that dies while
+  // the instance is idle. The error carries the Python error text.
+  Status StartFirst() {
+    MutexLock lock(mu_);
+    NEREID_RETURN_IF_ERROR(Start());
+    NEREID_ASSIGN_OR_RETURN(waiter_, ExitWaiter::Create());
+    watcher_ = std::thread([this] { Watch(); });
+    return Status::Ok();
   }
 
   Status Execute(const backend::ExecuteArgs& args) override {
     try {
-      if (stub_ == nullptr) {
+      if (restarting_) return NotHealthy();  // the watcher is starting a new stub
+      MutexLock lock(mu_);
+      if (stub_ == nullptr) {  // the last restart failed: try again
         if (Status s = Start(); !s.ok()) {
           Log(*model_->settings, backend::LogLevel::kError,
               "python backend: restarting the stub of '" + options_.name +
                   "' failed: " + s.message());
+          ReportHealth(false, RestartFailed(s));
           return NotHealthy();
         }
+        ReportHealth(true, "");
+        waiter_->Wake();  // watch the new stub
       }
       broken_ = false;
       Status s = RunOnStub(args);
-      if (broken_) {  // the stub died, hung or sent garbage
+      if (broken_) {  // the stub died, hung or sent garbage: the watcher restarts it
         Log(*model_->settings, backend::LogLevel::kError,
             "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
                 ") " + std::string(s.message()) + "; restarting it");
-        stub_.reset();  // kills it
-        if (Status restart = Start(); !restart.ok()) {
-          Log(*model_->settings, backend::LogLevel::kError,
-              "python backend: restarting the stub of '" + options_.name +
-                  "' failed: " + restart.message());
-        }
+        restarting_ = true;
+        ReportHealth(false, Restarting());
+        stub_.reset();  // kills it; the watcher sees it gone
         return NotHealthy();
       }
       return s;
     } catch (const std::exception& e) {
       return Internal(std::string("python backend: ") + e.what());
+    }
+  }
+
+ private:
+  std::string Restarting() const {
+    return "stub process of instance '" + options_.name + "' is restarting";
+  }
+  std::string RestartFailed(const Status& s) const {
+    return "stub process of instance '" + options_.name +
+           "' failed to restart: " + std::string(s.message());
+  }
+
+  void ReportHealth(bool healthy, const std::string& reason) const {
+    if (options_.report_health) options_.report_health(healthy, reason);
+  }
+
+  // Starts the stub and runs initialize(args).
+  Status Start() REQUIRES(mu_) {
+    // The previous stub's metrics go with it; the new one creates its own in initialize().
+    model_->settings->metrics->ReleaseOwner(metrics_owner_);
+    metrics_owner_ = next_metrics_owner++;
+    NEREID_ASSIGN_OR_RETURN(stub_, StubProcess::Start(model_->command));
+    starting_pid_ = stub_->pid();
+    if (stopping_) stub_->Kill();  // the destructor may have missed starting_pid_
+    Status s = Initialize();
+    starting_pid_ = 0;
+    if (!s.ok()) stub_.reset();
+    return s;
+  }
+
+  Status Initialize() REQUIRES(mu_) {
+    NEREID_RETURN_IF_ERROR(stub_->Write(InitMessage(*model_, options_), {}));
+    while (true) {
+      StatusOr<Frame> f = stub_->Read(std::chrono::steady_clock::time_point::max());
+      if (!f.ok()) return Internal("Stub process '" + options_.name + "' is not healthy.");
+      NEREID_ASSIGN_OR_RETURN(StubMessage m, ParseStubMessage(f->json, f->payload.size()));
+      if (m.op == "log") {
+        Log(*model_->settings, StubLogLevel(m.level), m.message);
+      } else if (m.op == "metric") {
+        NEREID_RETURN_IF_ERROR(HandleMetric(f->json));
+      } else if (m.op == "ok") {
+        return Status::Ok();
+      } else {
+        return Internal(m.message);
+      }
+    }
+  }
+
+  // A pb_utils.MetricFamily / Metric call of the stub: applied to the backend's CustomMetrics and
+  // answered (but "release"). A malformed message is an error of the channel.
+  Status HandleMetric(const std::string& json) REQUIRES(mu_) {
+    NEREID_ASSIGN_OR_RETURN(MetricMessage m, ParseMetricMessage(json));
+    CustomMetrics& metrics = *model_->settings->metrics;
+    StatusOr<double> result = 0.0;
+    switch (m.action) {
+      case MetricMessage::Action::kRelease:
+        metrics.Release(metrics_owner_, m.id);
+        return Status::Ok();
+      case MetricMessage::Action::kFamily: {
+        StatusOr<int64_t> id = metrics.NewFamily(metrics_owner_, m.name, m.description, m.kind);
+        result = id.ok() ? StatusOr<double>(static_cast<double>(*id)) : id.status();
+        break;
+      }
+      case MetricMessage::Action::kMetric: {
+        StatusOr<int64_t> id = metrics.NewMetric(metrics_owner_, m.id, m.labels, m.buckets);
+        result = id.ok() ? StatusOr<double>(static_cast<double>(*id)) : id.status();
+        break;
+      }
+      case MetricMessage::Action::kApply:
+        result = metrics.Apply(metrics_owner_, m.id, m.op, m.value);
+        break;
+    }
+    return stub_->Write(EncodeMetricAnswer(m.tag, result), {});
+  }
+
+  // The watcher thread: restarts the stub whenever the one it watches is gone (killed from
+  // outside, crashed, or killed by Execute after a failure), reporting the instance unhealthy
+  // meanwhile (docs/adr/0015-instance-health.md).
+  void Watch() {
+    while (!stopping_) {
+      pid_t pid = 0;
+      {
+        MutexLock lock(mu_);
+        if (stub_ != nullptr) pid = stub_->pid();
+      }
+      if (!waiter_->Wait(pid) || stopping_) continue;
+      MutexLock lock(mu_);  // waits for an Execute in flight, which fails on the dead stub
+      if (stopping_) break;
+      if (stub_ != nullptr && stub_->pid() != pid) continue;  // already replaced
+      restarting_ = true;
+      ReportHealth(false, Restarting());
+      if (stub_ != nullptr) {
+        Log(*model_->settings, backend::LogLevel::kError,
+            "python backend: stub of '" + options_.name + "' (pid " + std::to_string(pid) +
+                ") exited; restarting it");
+      }
+      stub_.reset();  // reaps it
+      Status s = Start();
+      restarting_ = false;
+      if (s.ok()) {
+        Log(*model_->settings, backend::LogLevel::kInfo,
+            "python backend: stub of '" + options_.name + "' restarted (pid " +
+                std::to_string(stub_->pid()) + ")");
+        ReportHealth(true, "");
+      } else if (!stopping_) {
+        Log(*model_->settings, backend::LogLevel::kError,
+            "python backend: restarting the stub of '" + options_.name +
+                "' failed: " + s.message());
+        ReportHealth(false, RestartFailed(s));
+      }
     }
   }
 
@@ -192,13 +316,13 @@ class PythonInstance final : public backend::ModelInstance {
 
   // Any error of the channel marks the stub broken (Execute restarts it). Not told by the code:
   // a model's own TritonError may be UNAVAILABLE too.
-  Status Channel(const Status& s) {
+  Status Channel(const Status& s) REQUIRES(mu_) {
     if (s.ok()) return s;
     broken_ = true;
     return Status(StatusCode::kUnavailable, std::string(s.message()));
   }
 
-  Status RunOnStub(const backend::ExecuteArgs& args) {
+  Status RunOnStub(const backend::ExecuteArgs& args) REQUIRES(mu_) {
     const auto deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
     stub_->ReleaseBlocks();  // the previous execution's, done with (ADR 0014)
     std::vector<std::string> requested;
@@ -220,7 +344,7 @@ class PythonInstance final : public backend::ModelInstance {
   }
 
   Status ReadResult(const backend::ExecuteArgs& args, std::span<const RequestHeader> requests,
-                    std::chrono::steady_clock::time_point deadline) {
+                    std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     while (true) {
       FrameSizes sizes;
       StatusOr<std::string> json = stub_->ReadHeader(&sizes, deadline);
@@ -236,6 +360,10 @@ class PythonInstance final : public backend::ModelInstance {
         NEREID_RETURN_IF_ERROR(Channel(m.status()));
         if (m->op == "log") {
           Log(*model_->settings, StubLogLevel(m->level), m->message);
+          continue;
+        }
+        if (m->op == "metric") {
+          NEREID_RETURN_IF_ERROR(Channel(HandleMetric(*json)));
           continue;
         }
         StatusOr<bool> answered = AnswerQuestion(*m, payload, deadline, args);
@@ -267,7 +395,7 @@ class PythonInstance final : public backend::ModelInstance {
   }
 
   Status ReadPayload(uint64_t size, std::chrono::steady_clock::time_point deadline,
-                     std::vector<char>* payload) {
+                     std::vector<char>* payload) REQUIRES(mu_) {
     try {
       payload->resize(size);
     } catch (const std::exception&) {
@@ -281,7 +409,7 @@ class PythonInstance final : public backend::ModelInstance {
   // when `m` is no question.
   StatusOr<bool> AnswerQuestion(const StubMessage& m, std::span<const char> payload,
                                 std::chrono::steady_clock::time_point deadline,
-                                const backend::ExecuteArgs& args) {
+                                const backend::ExecuteArgs& args) REQUIRES(mu_) {
     if (m.op == "bls") {
       NEREID_RETURN_IF_ERROR(m.decoupled ? RunBlsStream(m, payload, deadline)
                                          : RunBls(m, payload, deadline));
@@ -296,7 +424,7 @@ class PythonInstance final : public backend::ModelInstance {
   }
 
   // pb_utils.is_model_ready / load_model / unload_model through the server.
-  Status AnswerControl(const StubMessage& m, std::span<const char> payload) {
+  Status AnswerControl(const StubMessage& m, std::span<const char> payload) REQUIRES(mu_) {
     const backend::ModelControl& control = model_->settings->control;
     Status error = Status::Ok();
     bool ready = false;
@@ -342,7 +470,7 @@ class PythonInstance final : public backend::ModelInstance {
   }
 
   Status WriteBlsResult(int64_t tag, const StatusOr<std::vector<backend::InferTensor>>& result,
-                        bool final) {
+                        bool final) REQUIRES(mu_) {
     std::vector<std::span<const char>> chunks;
     if (result.ok()) {
       for (const auto& t : *result) chunks.emplace_back(t.data.data(), t.data.size());
@@ -370,7 +498,7 @@ class PythonInstance final : public backend::ModelInstance {
   // exec(decoupled=True): forwards each response to the stub as it comes (tagged, the last one
   // `final`); a call still running at `deadline` ends with a timed-out error.
   Status RunBlsStream(const StubMessage& m, std::span<const char> payload,
-                      std::chrono::steady_clock::time_point deadline) {
+                      std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     std::vector<backend::TensorRef> inputs;
     backend::InferCall call = MakeCall(m, payload, &inputs);
     auto stream = std::make_shared<BlsStream>();
@@ -404,7 +532,7 @@ class PythonInstance final : public backend::ModelInstance {
   // Runs a BLS request of model.py on the server and answers the stub (its outputs or error);
   // a BLS call still running at `deadline` is answered as timed out.
   Status RunBls(const StubMessage& m, std::span<const char> payload,
-                std::chrono::steady_clock::time_point deadline) {
+                std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     std::vector<backend::TensorRef> inputs;
     backend::InferCall call = MakeCall(m, payload, &inputs);
     using Result = StatusOr<std::vector<backend::InferTensor>>;
@@ -423,7 +551,7 @@ class PythonInstance final : public backend::ModelInstance {
 
   // Answers request.is_cancelled(): the state of the request's response sender (decoupled
   // models), else the request's own cancellation state (API v5).
-  Status AnswerCancelled(const StubMessage& m, const backend::ExecuteArgs& args) {
+  Status AnswerCancelled(const StubMessage& m, const backend::ExecuteArgs& args) REQUIRES(mu_) {
     bool cancelled = false;
     const auto i = static_cast<size_t>(m.request);
     if (!args.senders.empty()) {
@@ -439,7 +567,7 @@ class PythonInstance final : public backend::ModelInstance {
 
   // Reads the payload of a "result" straight into the core's output buffers.
   Status WriteOutputs(const StubMessage& m, uint64_t payload_size, const backend::ExecuteArgs& args,
-                      std::chrono::steady_clock::time_point deadline) {
+                      std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     Status result = Status::Ok();
     uint64_t pos = 0;
     if (m.responses.size() != 1) {
@@ -474,7 +602,7 @@ class PythonInstance final : public backend::ModelInstance {
   }
 
   Status ReadDecoupled(const backend::ExecuteArgs& args,
-                       std::chrono::steady_clock::time_point deadline) {
+                       std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
     std::vector<bool> final(args.senders.size(), false);
     bool done = false;
     while (!done || std::find(final.begin(), final.end(), false) != final.end()) {
@@ -486,6 +614,8 @@ class PythonInstance final : public backend::ModelInstance {
         Log(*model_->settings, StubLogLevel(m->level), m->message);
       } else if (m->op == "done") {
         done = true;
+      } else if (m->op == "metric") {
+        NEREID_RETURN_IF_ERROR(Channel(HandleMetric(f->json)));
       } else if (StatusOr<bool> answered = AnswerQuestion(*m, f->payload, deadline, args);
                  !answered.ok() || *answered) {
         NEREID_RETURN_IF_ERROR(Channel(answered.status()));
@@ -520,8 +650,16 @@ class PythonInstance final : public backend::ModelInstance {
 
   const std::shared_ptr<const ModelShared> model_;
   const backend::InstanceOptions options_;
-  std::unique_ptr<StubProcess> stub_;
-  bool broken_ = false;  // set by Channel() during one Execute
+  // Held by Execute for the whole execution and by the watcher for a restart.
+  Mutex mu_;
+  std::unique_ptr<StubProcess> stub_ GUARDED_BY(mu_);
+  bool broken_ GUARDED_BY(mu_) = false;        // set by Channel() during one Execute
+  std::atomic<bool> restarting_{false};        // the watcher is replacing the stub
+  std::atomic<bool> stopping_{false};          // the instance is being destroyed
+  std::atomic<pid_t> starting_pid_{0};         // the stub running initialize(), for the destructor
+  int64_t metrics_owner_ GUARDED_BY(mu_) = 0;  // the stub's CustomMetrics owner id
+  std::unique_ptr<ExitWaiter> waiter_;         // set before watcher_ starts
+  std::thread watcher_;
 };
 
 class PythonModel final : public backend::Model {
@@ -532,7 +670,7 @@ class PythonModel final : public backend::Model {
       const backend::InstanceOptions& options) override {
     try {
       auto instance = std::make_unique<PythonInstance>(shared_, options);
-      NEREID_RETURN_IF_ERROR(instance->Start());
+      NEREID_RETURN_IF_ERROR(instance->StartFirst());
       return std::unique_ptr<backend::ModelInstance>(std::move(instance));
     } catch (const std::exception& e) {
       return Internal(std::string("python backend: ") + e.what());
@@ -547,6 +685,10 @@ class PythonBackend final : public backend::Backend {
  public:
   PythonBackend(std::shared_ptr<const Settings> settings, std::string resources)
       : settings_(std::move(settings)), resources_(std::move(resources)) {}
+
+  std::vector<backend::MetricFamilySnapshot> MetricFamilies() const override {
+    return settings_->metrics->Snapshot();
+  }
 
   backend::BackendInfo Info() const override {
     backend::BackendInfo info;

@@ -247,7 +247,7 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
       }
     }
   } else if (m.op != "ok" && m.op != "error" && m.op != "log" && m.op != "done" &&
-             m.op != "config" && m.op != "is_cancelled") {
+             m.op != "config" && m.op != "is_cancelled" && m.op != "metric") {
     return Bad("unknown op '" + m.op + "'");
   }
   return m;

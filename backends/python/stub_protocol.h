@@ -59,8 +59,9 @@ struct StubResponse {
 // "done" (a decoupled execute returned), "bls" (see below; answered with EncodeBlsResult(`tag`)),
 // "config" (`config`: auto_complete_config's result), "is_cancelled" (is request `request`
 // cancelled? answered with EncodeCancelled(`tag`)), "model_ready" (`model_name`,
-// `model_version`), "load_model" (`model_name`, `config`, `files` in the payload) and
-// "unload_model" (`model_name`, `unload_dependents`), answered with EncodeControlAnswer(`tag`).
+// `model_version`), "load_model" (`model_name`, `config`, `files` in the payload),
+// "unload_model" (`model_name`, `unload_dependents`), answered with EncodeControlAnswer(`tag`),
+// and "metric" (pb_utils.MetricFamily / Metric: parsed by metric_message.h).
 struct StubMessage {
   std::string op;
   std::string message;

@@ -72,7 +72,7 @@ class TorchPluginTest : public ::testing::Test {
   }
 
   std::unique_ptr<backend::ModelInstance> Instance(backend::Model& model, int index = 0) {
-    auto instance = model.CreateInstance({"m_" + std::to_string(index), index, "KIND_CPU"});
+    auto instance = model.CreateInstance({"m_" + std::to_string(index), index, "KIND_CPU", {}});
     EXPECT_TRUE(instance.ok()) << instance.status().ToString();
     return instance.ok() ? std::move(instance).value() : nullptr;
   }

@@ -104,7 +104,7 @@ class SquarePluginTest : public ::testing::Test {
 
   // Runs one request with IN = [n] on a fresh instance of `model`; returns Execute's status.
   Status Run(backend::Model& model, int32_t n, const std::shared_ptr<RecordingSender>& sender) {
-    auto instance = model.CreateInstance({"sq_0", 0, "KIND_CPU"});
+    auto instance = model.CreateInstance({"sq_0", 0, "KIND_CPU", {}});
     if (!instance.ok()) return instance.status();
     instance_ = std::move(*instance);
     const int64_t shape[] = {1};

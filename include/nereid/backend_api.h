@@ -137,10 +137,17 @@ class ModelInstance {
   virtual Status Execute(const ExecuteArgs& args) = 0;
 };
 
+// How an instance tells the core whether it can serve (API v5): false with a reason while it
+// cannot (the python backend's stub process restarting), true once it can again. Every move to
+// false counts one restart in the model's metrics; the version is UNAVAILABLE while none of its
+// instances is healthy. Callable from any thread until the instance is destroyed.
+using ReportHealthFunction = std::function<void(bool healthy, std::string_view reason)>;
+
 struct InstanceOptions {
-  std::string name;  // e.g. "simple_0_1"
-  int index = 0;     // 0-based across the model's instances
-  std::string kind;  // "KIND_CPU" or "KIND_MODEL"
+  std::string name;                    // e.g. "simple_0_1"
+  int index = 0;                       // 0-based across the model's instances
+  std::string kind;                    // "KIND_CPU" or "KIND_MODEL"
+  ReportHealthFunction report_health;  // API v5; may be empty (e.g. in plugin tests)
 };
 
 // One loaded version of a model: owns what instances share (e.g. weights, a session template).
@@ -179,9 +186,33 @@ struct BackendInfo {
   bool wants_request_info = false;
 };
 
+// A metric family a backend keeps itself (the python backend's pb_utils.MetricFamily, API v5),
+// read at every /metrics scrape and shown after the server's own families.
+enum class MetricKind { kCounter, kGauge, kHistogram };
+
+struct MetricSample {
+  std::vector<std::pair<std::string, std::string>> labels;  // sorted by name
+  double value = 0;                                         // counter, gauge
+  // Histogram: upper bounds (ascending, without +Inf), cumulative counts per bound, then the
+  // total count and sum.
+  std::vector<double> bounds;
+  std::vector<uint64_t> cumulative_counts;
+  uint64_t count = 0;
+  double sum = 0;
+};
+
+struct MetricFamilySnapshot {
+  std::string name;
+  std::string help;
+  MetricKind kind = MetricKind::kCounter;
+  std::vector<MetricSample> samples;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
+  // The backend's own metric families now (API v5); thread-safe. Most backends have none.
+  virtual std::vector<MetricFamilySnapshot> MetricFamilies() const { return {}; }
   virtual BackendInfo Info() const = 0;
   // Returns the configuration with what the model itself tells filled in (inputs, outputs,
   // max_batch_size), as JSON. Called only when auto-complete is on and supported.

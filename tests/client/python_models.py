@@ -460,3 +460,98 @@ def write_all(root):
     stub = root / "add_sub_py" / "triton_python_backend_stub"
     stub.write_text("#!/bin/sh\ntouch \"$(dirname \"$0\")/stub_ran\"\n")
     stub.chmod(0o755)
+
+# Identity on IN -> OUT whose initialize() waits while "<model folder>/hold" exists, so a test
+# can keep a stub restart going for as long as it looks (test_client_python_health.py).
+HELD_RESTART = '''
+import os
+import time
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        hold = os.path.join(args["model_repository"], "hold")
+        while os.path.exists(hold):
+            time.sleep(0.02)
+
+    def execute(self, requests):
+        return [pb_utils.InferenceResponse(
+            [pb_utils.Tensor("OUT", pb_utils.get_input_tensor_by_name(r, "IN").as_numpy())])
+            for r in requests]
+'''
+
+# pb_utils.MetricFamily (Triton's custom metrics): families made in initialize(), updated per
+# request; the request's TEXT input names a check to run and answers what it raised.
+CUSTOM_METRICS = '''
+import json
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        # A Metric works while its MetricFamily object lives (Triton's rule).
+        self.requests_family = pb_utils.MetricFamily(
+            name="custom_requests", description="Requests seen by the model",
+            kind=pb_utils.MetricFamily.COUNTER)
+        self.requests = self.requests_family.Metric(labels={"model": args["model_name"]})
+        self.gauge_family = pb_utils.MetricFamily(
+            name="custom_last_value", description="The last value seen",
+            kind=pb_utils.MetricFamily.GAUGE)
+        self.gauge = self.gauge_family.Metric(labels={"kind": "last"})
+        self.histogram_family = pb_utils.MetricFamily(
+            name="custom_sizes", description="Sizes seen", kind=pb_utils.MetricFamily.HISTOGRAM)
+        self.histogram = self.histogram_family.Metric(labels={"unit": "rows"},
+                                                      buckets=[0.1, 1.0, 2.5, 5.0, 10.0])
+
+    def check(self, what):
+        try:
+            if what == "bad_name":
+                pb_utils.MetricFamily(name="bad name", description="d",
+                                      kind=pb_utils.MetricFamily.COUNTER)
+            elif what == "other_kind":
+                pb_utils.MetricFamily(name="custom_requests", description="d",
+                                      kind=pb_utils.MetricFamily.GAUGE)
+            elif what == "negative":
+                self.requests.increment(-1)
+            elif what == "counter_set":
+                self.requests.set(3)
+            elif what == "histogram_value":
+                self.histogram.value()
+            elif what == "missing_buckets":
+                self.histogram_family.Metric(labels={})
+            elif what == "unsorted_buckets":
+                self.histogram_family.Metric(labels={}, buckets=[2.5, 0.1])
+            elif what == "unexpected_buckets":
+                self.gauge_family.Metric(labels={}, buckets=[1.0])
+            elif what == "labels_not_dict":
+                self.gauge_family.Metric(labels=["a"])
+            elif what == "bad_label":
+                self.gauge_family.Metric(labels={"bad-label": "x"})
+            elif what == "same_family_again":
+                again = pb_utils.MetricFamily(name="custom_requests", description="other",
+                                              kind=pb_utils.MetricFamily.COUNTER)
+                return "value %g" % again.Metric(labels={"model": "custom_metrics_py"}).value()
+            else:
+                return "no check"
+            return "no error"
+        except pb_utils.TritonModelException as e:
+            return "TritonModelException: " + str(e)
+
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            text = pb_utils.get_input_tensor_by_name(request, "TEXT").as_numpy()[0].decode()
+            self.requests.increment(1)
+            if text.startswith("value="):
+                v = float(text[6:])
+                self.gauge.set(v)
+                self.histogram.observe(v)
+                answer = "counter %g gauge %g" % (self.requests.value(), self.gauge.value())
+            else:
+                answer = self.check(text)
+            out = np.array([answer.encode()], dtype=object)
+            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("ANSWER", out)]))
+        return responses
+'''

@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from cancel_support import wait_for
 from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
                             grpcclient, grpcclient_aio, httpclient)
 import python_models
@@ -213,9 +214,11 @@ def test_dead_or_hung_stub_fails_the_request_and_is_restarted(server, mode, reas
             "Failed to process the request(s) for model instance 'faulty_py_0', message: "
             "Stub process is not healthy.")
         assert time.monotonic() - start < 15
+        # The instance restarts its stub in the background and is not ready meanwhile (its one
+        # instance cannot serve, ADR 0015); then a new stub serves.
+        wait_for(lambda: c.is_model_ready("faulty_py"), "the restarted stub")
         after = faulty(c, m, 0).as_numpy("OUT")[0]  # served by a new stub
         assert after != before
-        assert c.is_model_ready("faulty_py")
     assert f"stub of 'faulty_py_0' (pid {before}) stub process {reason}" in server.stderr() \
         or reason in server.stderr()
 
@@ -226,9 +229,20 @@ def test_stub_killed_from_outside_is_restarted(server):
     c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
     pid = int(faulty(c, httpclient, 0).as_numpy("OUT")[0])
     os.kill(pid, signal.SIGKILL)
-    time.sleep(0.2)
-    assert faulty_error(c, httpclient, 0).endswith("Stub process is not healthy.")
-    assert int(faulty(c, httpclient, 0).as_numpy("OUT")[0]) != pid
+    # The instance's watcher sees the stub exit while idle and starts a new one (Triton leaves
+    # the model broken); a request meanwhile fails at once with Triton's text.
+    served = []
+
+    def new_stub_serves():
+        try:
+            served.append(int(faulty(c, httpclient, 0).as_numpy("OUT")[0]))
+            return True
+        except InferenceServerException as e:
+            assert e.message().endswith("Stub process is not healthy."), e.message()
+            return False
+    wait_for(new_stub_serves, "a new stub")
+    assert served[-1] != pid
+    assert c.is_model_ready("faulty_py")
 
 
 def test_initialize_failures_make_the_model_unavailable_with_the_python_error(server):

@@ -649,3 +649,7 @@ class ModelConfig:
                                  f"for model '{self._name()}', which is already set to "
                                  f"'{policy['decoupled']}'.")
             policy["decoupled"] = new
+
+
+# Custom metrics (Triton's pb_utils.MetricFamily / Metric): resources/nereid_metrics.py.
+from nereid_metrics import Metric, MetricFamily  # noqa: E402,F401

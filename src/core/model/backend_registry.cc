@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <iterator>
 #include <system_error>
 
 #include "common/logging.h"
@@ -141,6 +142,15 @@ std::vector<std::string> BackendRegistry::Names() const {
   std::vector<std::string> names;
   for (const auto& p : plugins_) names.push_back(p->entry.info.name);
   return names;
+}
+
+std::vector<backend::MetricFamilySnapshot> BackendRegistry::BackendMetricFamilies() const {
+  std::vector<backend::MetricFamilySnapshot> out;
+  for (const auto& p : plugins_) {
+    std::vector<backend::MetricFamilySnapshot> families = p->backend->MetricFamilies();
+    std::move(families.begin(), families.end(), std::back_inserter(out));
+  }
+  return out;
 }
 
 }  // namespace nereid

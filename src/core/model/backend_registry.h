@@ -42,6 +42,8 @@ class BackendRegistry {
   // config names neither platform nor backend).
   const Entry* DetectFromFiles(const std::vector<std::filesystem::path>& version_dirs) const;
   std::vector<std::string> Names() const;
+  // Every plugin's own metric families (Backend::MetricFamilies), in plugin order.
+  std::vector<backend::MetricFamilySnapshot> BackendMetricFamilies() const;
 
  private:
   struct Plugin;

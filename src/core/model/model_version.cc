@@ -104,6 +104,10 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
       io.name = group.name() + "_" + std::to_string(i);
       io.index = index++;
       io.kind = inference::ModelInstanceGroup::Kind_Name(group.kind());
+      io.report_health = [health = mv->health_, slot = mv->health_->Add(io.name)](
+                             bool healthy, std::string_view reason) {
+        health->Report(slot, healthy, reason);
+      };
       auto instance = mv->backend_model_->CreateInstance(io);
       if (!instance.ok()) {
         return Status(instance.status().code(), "failed to create instance '" + io.name +

@@ -18,6 +18,7 @@
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
 #include "core/scheduler/scheduler.h"
+#include "core/stats/instance_health.h"
 #include "core/stats/model_stats.h"
 
 namespace inference {
@@ -59,6 +60,8 @@ class ModelVersion {
   const std::shared_ptr<const std::string>& config_json() const { return config_json_; }
   // Cumulative statistics of this version; lives as long as the version.
   ModelStats& stats() const { return *stats_; }
+  // What the backend reports of its instances' health (readiness, restart metrics).
+  const InstanceHealth& health() const { return *health_; }
 
   // Validates and schedules. `done` runs exactly once. `self` keeps the version alive until the
   // request completes. With allow_inline the request may run on the calling thread.
@@ -74,7 +77,10 @@ class ModelVersion {
   std::shared_ptr<const std::string> config_json_;
   OutputLabels labels_;  // label_filename contents, for classification
   std::unique_ptr<backend::Model> backend_model_;
-  std::unique_ptr<ModelStats> stats_;     // outlives scheduler_, which records into it
+  std::unique_ptr<ModelStats> stats_;  // outlives scheduler_, which records into it
+  // Shared with the instances' report_health hooks (a backend thread may report while the
+  // version is being destroyed).
+  std::shared_ptr<InstanceHealth> health_ = std::make_shared<InstanceHealth>();
   std::unique_ptr<Scheduler> scheduler_;  // destroyed before backend_model_ and stats_
 };
 

@@ -1,6 +1,7 @@
 #include "core/repository/model_repository.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "common/error_text.h"
@@ -36,11 +37,19 @@ void Move(const std::string& name, int64_t version, VersionLifecycle& life, Vers
 
 // What Triton reports for a version: UNAVAILABLE for a failed load (with its error) and for an
 // unloaded version ("unloaded").
-VersionStatus Report(int64_t version, const VersionLifecycle& life) {
+// A ready version none of whose instances can serve (a restarting python stub) is UNAVAILABLE
+// with the backend's reason (ADR 0015).
+VersionStatus Report(int64_t version, const VersionLifecycle& life,
+                     const std::shared_ptr<ModelVersion>& model) {
   switch (life.state()) {
     case VersionState::kLoading:
       return {version, ModelState::kLoading, ""};
     case VersionState::kReady:
+      if (model != nullptr) {
+        if (std::optional<std::string> why = model->health().UnavailableReason()) {
+          return {version, ModelState::kUnavailable, std::move(*why)};
+        }
+      }
       return {version, ModelState::kReady, ""};
     case VersionState::kFailed:
       return {version, ModelState::kUnavailable, life.reason()};
@@ -511,7 +520,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelRepository::Get(const std::string& 
 
 StatusOr<bool> ModelRepository::IsReady(const std::string& name, int64_t version) const {
   auto model = Get(name, version);
-  if (model.ok()) return true;
+  if (model.ok()) return !(*model)->health().UnavailableReason().has_value();
   if (model.status().code() == StatusCode::kUnavailable) return false;
   MutexLock lock(mu_);
   auto m = models_.find(name);
@@ -565,7 +574,8 @@ std::vector<ModelStatus> ModelRepository::Index(bool ready_only) const {
             {-1, ModelState::kUnavailable,
              duplicate ? "model appears in two or more repositories" : entry.failure});
       }
-      for (const auto& [v, slot] : entry.versions) ms.versions.push_back(Report(v, slot.life));
+      for (const auto& [v, slot] : entry.versions)
+        ms.versions.push_back(Report(v, slot.life, slot.model));
     }
     if (ready_only) {
       std::erase_if(ms.versions,

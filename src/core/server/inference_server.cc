@@ -241,6 +241,7 @@ ModelVersionStatistics StatisticsOf(const std::string& name, const ModelVersion&
   out.name = name;
   out.version = model.version();
   out.stats = model.stats().Snapshot();
+  out.health = model.health().counts();
   const inference::ModelConfig& config = *model.config();
   out.metric_tags.assign(config.metric_tags().begin(), config.metric_tags().end());
   std::sort(out.metric_tags.begin(), out.metric_tags.end());
@@ -272,6 +273,11 @@ StatusOr<std::vector<ModelVersionStatistics>> InferenceServer::GetModelStatistic
                            ClientText(name) + "'");
   }
   return out;
+}
+
+std::vector<backend::MetricFamilySnapshot> InferenceServer::BackendMetricFamilies() const {
+  return registry_ != nullptr ? registry_->BackendMetricFamilies()
+                              : std::vector<backend::MetricFamilySnapshot>();
 }
 
 const inference::ModelConfig& ServedModel::config() const { return *model_->config(); }

@@ -18,8 +18,10 @@
 #include "core/repository/load_override.h"
 #include "core/request/inference_request.h"
 #include "core/server/admission.h"
+#include "core/stats/instance_health.h"
 #include "core/stats/model_stats.h"
 #include "core/tensor/shape.h"
+#include "nereid/backend_api.h"
 #include "nereid/status.h"
 
 namespace inference {
@@ -97,6 +99,7 @@ struct ModelVersionStatistics {
   int64_t version = 0;
   ModelStatsSnapshot stats;
   std::vector<std::pair<std::string, std::string>> metric_tags;  // config metric_tags, by key
+  InstanceHealth::Counts health;  // instances == 0: a model the core serves (an ensemble)
 };
 
 struct InferOptions {
@@ -190,6 +193,8 @@ class InferenceServer {
   ModelControlMode control_mode() const { return options_.model_control_mode; }
   // The response cache (--cache-config), nullptr when there is none.
   const ResponseCache* response_cache() const { return options_.response_cache.get(); }
+  // The backend plugins' own metric families (python's pb_utils.MetricFamily), for /metrics.
+  std::vector<backend::MetricFamilySnapshot> BackendMetricFamilies() const;
 
   // Graceful stop: refuse new inferences (UNAVAILABLE), wait until `deadline` for those in
   // flight, then unload every model. The caller computes the deadline once (now +

@@ -40,6 +40,7 @@ std::string MetricsService::Scrape() const {
     auto models = impl_->server->GetModelStatistics("", -1);
     if (models.ok()) input.models = std::move(*models);
   }
+  if (impl_->server != nullptr) input.backend_families = impl_->server->BackendMetricFamilies();
   if (impl_->options.allow_cpu) input.cpu = impl_->cpu.Read();
   if (impl_->server != nullptr && impl_->server->response_cache() != nullptr) {
     input.cache = impl_->server->response_cache()->Stats();

@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -152,6 +153,59 @@ void AddCacheWide(const CacheStats& c, std::vector<MetricFamily>* out) {
   gauge("nv_cache_util", "Cache utilization [0.0 - 1.0]", c.util);
 }
 
+// Nereid's own families (nereid_ prefix, docs/operations.md): instance restarts and healthy
+// instances of the versions that have instances (the backend reports them, ADR 0015).
+void AddInstanceHealth(const MetricsInput& in, std::vector<MetricFamily>* out) {
+  MetricFamily restarts = Family("nereid_model_instance_restarts",
+                                 "Number of times an instance of the model stopped serving and "
+                                 "was restarted (python backend stub processes)",
+                                 MetricType::Counter);
+  MetricFamily healthy =
+      Family("nereid_model_healthy_instances",
+             "Instantaneous number of the model's instances that can serve", MetricType::Gauge);
+  for (const auto& m : in.models) {
+    if (m.health.instances == 0) continue;
+    restarts.metric.push_back(Counter(ModelLabels(m), static_cast<double>(m.health.restarts)));
+    healthy.metric.push_back(Gauge(ModelLabels(m), static_cast<double>(m.health.healthy)));
+  }
+  if (restarts.metric.empty()) return;
+  out->push_back(std::move(restarts));
+  out->push_back(std::move(healthy));
+}
+
+// The backends' own families (python's pb_utils.MetricFamily), as prometheus-cpp renders
+// Triton's custom families: counters and gauges one sample per label set, histograms with their
+// buckets, +Inf, _sum and _count.
+void AddBackendFamilies(const MetricsInput& in, std::vector<MetricFamily>* out) {
+  for (const backend::MetricFamilySnapshot& b : in.backend_families) {
+    if (b.samples.empty()) continue;
+    MetricFamily f;
+    f.name = b.name;
+    f.help = b.help;
+    f.type = b.kind == backend::MetricKind::kCounter ? MetricType::Counter
+             : b.kind == backend::MetricKind::kGauge ? MetricType::Gauge
+                                                     : MetricType::Histogram;
+    for (const backend::MetricSample& sample : b.samples) {
+      ClientMetric m;
+      for (const auto& [k, v] : sample.labels) m.label.push_back({k, v});
+      if (b.kind == backend::MetricKind::kCounter) {
+        m.counter.value = sample.value;
+      } else if (b.kind == backend::MetricKind::kGauge) {
+        m.gauge.value = sample.value;
+      } else {
+        m.histogram.sample_count = sample.count;
+        m.histogram.sample_sum = sample.sum;
+        for (size_t i = 0; i < sample.bounds.size() && i < sample.cumulative_counts.size(); ++i) {
+          m.histogram.bucket.push_back({sample.cumulative_counts[i], sample.bounds[i]});
+        }
+        m.histogram.bucket.push_back({sample.count, std::numeric_limits<double>::infinity()});
+      }
+      f.metric.push_back(std::move(m));
+    }
+    out->push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 bool IsValidTagLabel(const std::string& tag) {
@@ -231,6 +285,7 @@ std::vector<MetricFamily> BuildMetricFamilies(const MetricsInput& in, const Metr
     }
     out.push_back(std::move(pending));
     out.push_back(std::move(load));
+    AddInstanceHealth(in, &out);
   }
   if (in.cpu) {
     const Labels none;
@@ -249,6 +304,7 @@ std::vector<MetricFamily> BuildMetricFamilies(const MetricsInput& in, const Metr
   }
   if (in.cache) AddCacheWide(*in.cache, &out);
   AddObserved(in, &out);
+  AddBackendFamilies(in, &out);
   return out;
 }
 

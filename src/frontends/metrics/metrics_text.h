@@ -29,6 +29,8 @@ struct MetricsInput {
   // The summaries and histogram of a version (nullptr: none).
   std::function<std::shared_ptr<const VersionLatencyMetrics>(const std::string&, int64_t)>
       latencies;
+  // The backend plugins' own families (InferenceServer::BackendMetricFamilies), shown last.
+  std::vector<backend::MetricFamilySnapshot> backend_families;
 };
 
 std::vector<prometheus::MetricFamily> BuildMetricFamilies(const MetricsInput& input,

@@ -212,5 +212,59 @@ TEST(MetricsTextTest, RenderedText) {
       << text;
 }
 
+TEST(MetricsTextTest, InstanceHealthFamiliesOnlyForVersionsWithInstances) {
+  MetricsInput in;
+  in.models.push_back(Model("py", 1));
+  in.models.back().health = {2, 3, 1};        // 2 restarts, 3 instances, 1 healthy
+  in.models.push_back(Model("ensemble", 1));  // no instances: not listed
+  const auto f = BuildMetricFamilies(in, MetricsConfig());
+  const auto* restarts = Find(f, "nereid_model_instance_restarts");
+  const auto* healthy = Find(f, "nereid_model_healthy_instances");
+  ASSERT_NE(restarts, nullptr);
+  ASSERT_NE(healthy, nullptr);
+  EXPECT_EQ(restarts->type, prometheus::MetricType::Counter);
+  EXPECT_EQ(healthy->type, prometheus::MetricType::Gauge);
+  ASSERT_EQ(restarts->metric.size(), 1u);
+  EXPECT_EQ(Label(restarts->metric[0], "model"), "py");
+  EXPECT_EQ(restarts->metric[0].counter.value, 2);
+  EXPECT_EQ(healthy->metric[0].gauge.value, 1);
+  in.models.erase(in.models.begin());
+  EXPECT_EQ(Find(BuildMetricFamilies(in, MetricsConfig()), "nereid_model_instance_restarts"),
+            nullptr);
+}
+
+TEST(MetricsTextTest, BackendFamiliesRenderAsPrometheusText) {
+  MetricsInput in;
+  backend::MetricFamilySnapshot counter{
+      "custom_requests", "Requests", backend::MetricKind::kCounter, {}};
+  backend::MetricSample c;
+  c.labels = {{"model", "m"}};
+  c.value = 3;
+  counter.samples.push_back(c);
+  backend::MetricFamilySnapshot histogram{
+      "custom_sizes", "Sizes", backend::MetricKind::kHistogram, {}};
+  backend::MetricSample h;
+  h.labels = {{"unit", "rows"}};
+  h.bounds = {0.1, 1};
+  h.cumulative_counts = {1, 1};
+  h.count = 3;
+  h.sum = 7.55;
+  histogram.samples.push_back(h);
+  backend::MetricFamilySnapshot empty{"custom_empty", "nothing", backend::MetricKind::kGauge, {}};
+  in.backend_families = {counter, histogram, empty};
+  const std::string text = RenderMetrics(BuildMetricFamilies(in, MetricsConfig()));
+  EXPECT_NE(text.find("# HELP custom_requests Requests\n# TYPE custom_requests counter\n"
+                      "custom_requests{model=\"m\"} 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("custom_sizes_count{unit=\"rows\"} 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("custom_sizes_sum{unit=\"rows\"} 7.55\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("custom_sizes_bucket{unit=\"rows\",le=\"0.1\"} 1\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("custom_sizes_bucket{unit=\"rows\",le=\"+Inf\"} 3\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("custom_empty"), std::string::npos) << text;  // no samples: not shown
+}
+
 }  // namespace
 }  // namespace nereid

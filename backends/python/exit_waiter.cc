@@ -1,0 +1,46 @@
+#include "python/exit_waiter.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+namespace nereid::backends::python {
+
+StatusOr<std::unique_ptr<ExitWaiter>> ExitWaiter::Create() {
+  const int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd < 0) return Internal(std::string("eventfd: ") + std::strerror(errno));
+  return std::unique_ptr<ExitWaiter>(new ExitWaiter(fd));
+}
+
+ExitWaiter::~ExitWaiter() { close(event_fd_); }
+
+void ExitWaiter::Wake() {
+  const uint64_t one = 1;
+  (void)!write(event_fd_, &one, sizeof(one));
+}
+
+bool ExitWaiter::Wait(pid_t pid) {
+  int pid_fd = -1;
+  if (pid > 0) {
+    pid_fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    if (pid_fd < 0 && errno == ESRCH) return true;  // already reaped
+  }
+  pollfd fds[2] = {{event_fd_, POLLIN, 0}, {pid_fd, POLLIN, 0}};
+  const nfds_t n = pid_fd >= 0 ? 2 : 1;
+  while (poll(fds, n, -1) < 0 && errno == EINTR) {
+  }
+  const bool exited = pid_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+  if (pid_fd >= 0) close(pid_fd);
+  if (!exited) {
+    uint64_t count = 0;
+    (void)!read(event_fd_, &count, sizeof(count));
+  }
+  return exited;
+}
+
+}  // namespace nereid::backends::python
