@@ -16,6 +16,7 @@ import pytest
 from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
                             grpcclient, httpclient)
 import python_models
+from cancel_support import wait_for
 
 DEFAULT = 1 << 20  # shm-default-byte-size of the server below
 GROWTH = 512 * 1024
@@ -222,6 +223,14 @@ def test_stub_killed_mid_request_with_the_pool_in_use(server):
     t.join(20)
     assert errors == ["Failed to process the request(s) for model instance 'shm_echo_py_0_0', "
                       "message: Stub process is not healthy."], errors
+    # The instance restarts its stub in the background (ADR 0015); requests meanwhile fail with
+    # the same text, so wait until a new stub answers.
+    def new_stub_answers():
+        try:
+            return echo(c, httpclient, random_bytes(10, 3))[1]["pid"] != pid
+        except InferenceServerException:
+            return False
+    wait_for(new_stub_answers, "a new stub", timeout=20)
     for name, client in clients(server):
         x = random_bytes(DEFAULT + 1, 9)
         r, after = echo(client, module_of(name), x)
