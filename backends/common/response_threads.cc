@@ -1,5 +1,7 @@
 #include "common/response_threads.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <exception>
 #include <string>
@@ -40,7 +42,10 @@ ResponseThreads::~ResponseThreads() {
 Status ResponseThreads::Start(std::string_view backend, std::function<void()> fn) {
   try {
     MutexLock lock(mu_);
-    threads_.emplace_back(std::move(fn));
+    threads_.emplace_back([fn = std::move(fn), name = std::string(backend).substr(0, 11)] {
+      pthread_setname_np(pthread_self(), (name + "-rsp").c_str());  // e.g. "repeat-rsp"
+      fn();
+    });
   } catch (const std::exception& e) {
     return Internal(std::string(backend) + ": " + e.what());
   }

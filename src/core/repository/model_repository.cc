@@ -6,6 +6,7 @@
 
 #include "common/error_text.h"
 #include "common/logging.h"
+#include "common/thread_name.h"
 #include "core/config/model_config_json.h"
 #include "core/repository/model_name.h"
 #include "model_config.pb.h"
@@ -144,7 +145,12 @@ std::vector<Status> ModelRepository::LoadParallel(const std::vector<std::string>
   };
   const size_t n = std::min<size_t>(std::max(1, options_.load_thread_count), names.size());
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < n; ++i) threads.emplace_back(worker);
+  for (size_t i = 1; i < n; ++i) {
+    threads.emplace_back([&worker] {
+      NameThisThread("model-load");
+      worker();
+    });
+  }
   worker();
   for (auto& t : threads) t.join();
   return errors;

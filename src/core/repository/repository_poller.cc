@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/logging.h"
+#include "common/thread_name.h"
 #include "core/config/version_policy.h"
 
 namespace nereid {
@@ -31,7 +32,10 @@ void RepositoryPoller::Prime() {
 }
 
 void RepositoryPoller::Start() {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("repo-poller");
+    Loop();
+  });
 }
 
 void RepositoryPoller::Trigger() {
@@ -135,7 +139,12 @@ void RepositoryPoller::RunTasks(const std::vector<Task>& tasks) {
   };
   const size_t n = std::min<size_t>(std::max(1, options_.load_thread_count), tasks.size());
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < n; ++i) threads.emplace_back(worker);
+  for (size_t i = 1; i < n; ++i) {
+    threads.emplace_back([&worker] {
+      NameThisThread("model-load");
+      worker();
+    });
+  }
   worker();
   for (auto& t : threads) t.join();
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/logging.h"
+#include "common/thread_name.h"
 
 namespace nereid {
 namespace {
@@ -21,7 +22,7 @@ struct Holder {
 
 }  // namespace
 
-Reaper::Reaper() : thread_([this] { Loop(); }) {}
+Reaper::Reaper() = default;
 
 Reaper::~Reaper() { Shutdown(); }
 
@@ -33,9 +34,21 @@ void Reaper::Adopt() {
 void Reaper::Dispose(std::shared_ptr<const void> first, std::shared_ptr<const void> then) {
   MutexLock lock(mu_);
   queue_.emplace_back(std::move(first), std::move(then));
+  if (!thread_.joinable() && !stopping_) {
+    // The first disposal starts the thread: a server that never unloads has none until shutdown.
+    thread_ = std::thread([this] {
+      NameThisThread("reaper");
+      Loop();
+    });
+  }
   if (live_ > 0) --live_;
   cv_.notify_one();
   if (live_ == 0) idle_cv_.notify_all();
+}
+
+bool Reaper::thread_started() const {
+  MutexLock lock(mu_);
+  return thread_.joinable();
 }
 
 size_t Reaper::live() const {
@@ -44,18 +57,20 @@ size_t Reaper::live() const {
 }
 
 void Reaper::Shutdown() {
+  std::thread thread;
   {
     UniqueLock lock(mu_);
-    if (!thread_.joinable()) return;  // shut down already
+    if (stopping_) return;  // shut down already
     while (!lock.WaitFor(idle_cv_, std::chrono::seconds(5),
                          [&]() REQUIRES(mu_) { return live_ == 0; })) {
       LOG_WARNING("waiting for {} model version(s) still in use before they can be destroyed",
                   live_);
     }
     stopping_ = true;
+    thread.swap(thread_);
   }
   cv_.notify_one();
-  thread_.join();
+  if (thread.joinable()) thread.join();
 }
 
 void Reaper::Loop() {

@@ -46,6 +46,8 @@ class Reaper {
 
   // Owners adopted and not yet disposed.
   size_t live() const EXCLUDES(mu_);
+  // Whether the reaper thread is running (it starts with the first Dispose). For tests.
+  bool thread_started() const EXCLUDES(mu_);
 
  private:
   void Loop() EXCLUDES(mu_);
@@ -57,7 +59,7 @@ class Reaper {
       GUARDED_BY(mu_);
   size_t live_ GUARDED_BY(mu_) = 0;
   bool stopping_ GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  std::thread thread_ GUARDED_BY(mu_);  // started by the first Dispose
 };
 
 // Wraps `model` (and the directory it was loaded from, may be null) for serving. `on_released`

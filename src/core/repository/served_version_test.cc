@@ -73,5 +73,27 @@ TEST(ReaperTest, ShutdownWaitsForEveryAdoptedOwner) {
   reaper.Shutdown();  // a second call does nothing
 }
 
+// Footprint (issue 21): no thread until something is to be destroyed; Shutdown without one is
+// immediate.
+TEST(ReaperTest, StartsItsThreadWithTheFirstDisposal) {
+  std::mutex mu;
+  std::vector<int> order;
+  std::thread::id on;
+  Reaper idle;
+  idle.Adopt();
+  EXPECT_FALSE(idle.thread_started());
+  Reaper reaper;
+  reaper.Adopt();
+  reaper.Dispose(std::shared_ptr<Tracked>(new Tracked{&on, &order, &mu, 3}));
+  EXPECT_TRUE(reaper.thread_started());
+  reaper.Shutdown();
+  EXPECT_NE(on, std::this_thread::get_id());
+  EXPECT_EQ(order, std::vector<int>{3});
+  Reaper never_used;
+  never_used.Shutdown();
+  EXPECT_FALSE(never_used.thread_started());
+  idle.Dispose(nullptr);  // the adopted owner lets go, so its destructor's Shutdown returns
+}
+
 }  // namespace
 }  // namespace nereid

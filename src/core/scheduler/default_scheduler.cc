@@ -6,9 +6,7 @@ namespace nereid {
 
 DefaultScheduler::DefaultScheduler(const ModelInfo* model, ModelStats* stats,
                                    std::vector<std::unique_ptr<backend::ModelInstance>>&& instances)
-    : model_(model), stats_(stats), instances_(std::move(instances)), busy_(instances_.size(), 0) {
-  threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
-}
+    : model_(model), stats_(stats), instances_(std::move(instances)), busy_(instances_.size(), 0) {}
 
 DefaultScheduler::~DefaultScheduler() { Stop(); }
 
@@ -37,6 +35,12 @@ void DefaultScheduler::Enqueue(SchedulerJob&& job, bool allow_inline) {
   job.queue_start_ns = NowNs();  // an inline run has none: it starts computing at once (Run)
   queue_.push_back(std::move(job));
   stats_->AddPending(1);
+  if (!executors_started_) {
+    // The first job that has to wait starts the executors: a model only ever run inline (or
+    // never run) has none.
+    executors_started_ = true;
+    threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
+  }
   lock.Unlock();
   // Every executor re-checks its own instance; with inline runs a plain notify_one could wake
   // the executor of a busy instance and leave the job waiting.

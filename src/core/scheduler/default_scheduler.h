@@ -1,5 +1,7 @@
 // DefaultScheduler: Triton's default scheduler. Requests run one at a time each, FIFO, on
-// whichever instance is idle. One executor thread per instance pulls from a shared queue.
+// whichever instance is idle. One executor thread per instance pulls from a shared queue; they
+// start with the first job queued (docs/threading.md), so a model whose requests all ran inline
+// has no thread of its own.
 //
 // Inline execution: when the caller allows it, nothing is queued and an instance is idle, the job
 // runs to completion on the calling thread (no thread hand-off in either direction, which is most
@@ -40,6 +42,8 @@ class DefaultScheduler final : public Scheduler {
 
   // Schedules `job`; with allow_inline it may run it on this thread before returning.
   void Enqueue(SchedulerJob&& job, bool allow_inline = false) override EXCLUDES(mu_);
+  // Whether the executor threads have started (the first queued job starts them). For tests.
+  bool executors_started() const { return !threads_.empty(); }
   // Runs every job already queued, then joins the executors and destroys the instances.
   // Must not be called from an executor thread (see IsExecutorThread).
   void Stop() override EXCLUDES(mu_);
@@ -58,6 +62,7 @@ class DefaultScheduler final : public Scheduler {
   std::deque<SchedulerJob> queue_ GUARDED_BY(mu_);
   std::vector<char> busy_ GUARDED_BY(mu_);  // per instance
   bool stopping_ GUARDED_BY(mu_) = false;
+  bool executors_started_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace nereid

@@ -40,14 +40,19 @@ class EchoInstance : public backend::ModelInstance {
 
 using test_support::Reply;
 
-// Issue 22 item 4: a request cancelled while it waits in the queue never runs.
-TEST(DefaultSchedulerTest, CancelledQueuedRequestIsAnsweredNotRun) {
+ModelInfo OneFloatModel() {
   ModelInfo model;
   model.name = "m";
   model.version = 1;
   model.max_batch_size = 4;
   model.inputs = {{"IN", DataType::kFp32, {1}}};
   model.outputs = {{"OUT", DataType::kFp32, {1}}};
+  return model;
+}
+
+// Issue 22 item 4: a request cancelled while it waits in the queue never runs.
+TEST(DefaultSchedulerTest, CancelledQueuedRequestIsAnsweredNotRun) {
+  const ModelInfo model = OneFloatModel();
   ModelStats stats(4);
   Backend backend;
   std::vector<std::unique_ptr<backend::ModelInstance>> list;
@@ -81,6 +86,52 @@ TEST(DefaultSchedulerTest, CancelledQueuedRequestIsAnsweredNotRun) {
   EXPECT_EQ(s.fail_by_reason[static_cast<size_t>(FailureReason::kCanceled)], 1u);
   EXPECT_EQ(s.execution_count, 2u);
   EXPECT_EQ(s.pending_requests, 0);
+}
+
+std::vector<std::unique_ptr<backend::ModelInstance>> OneEchoInstance(Backend* backend) {
+  std::vector<std::unique_ptr<backend::ModelInstance>> list;
+  list.push_back(std::make_unique<EchoInstance>(backend));
+  return list;
+}
+
+// A scheduler over one EchoInstance (members in construction order).
+struct EchoScheduler {
+  ModelInfo model = OneFloatModel();
+  ModelStats stats{4};
+  Backend backend;
+  DefaultScheduler sched{&model, &stats, OneEchoInstance(&backend)};
+};
+
+// Footprint (issue 21): a model run only inline has no executor thread; the first job that has
+// to wait starts them, and it still runs.
+TEST(DefaultSchedulerTest, ExecutorsStartWithTheFirstQueuedJob) {
+  EchoScheduler s;
+  EXPECT_FALSE(s.sched.executors_started());
+
+  auto inline_reply = std::make_shared<Reply>();
+  s.sched.Enqueue(test_support::OneFloatJob(1, {}, inline_reply), /*allow_inline=*/true);
+  EXPECT_TRUE(inline_reply->future.get().ok());
+  EXPECT_FALSE(s.sched.executors_started());
+
+  auto queued = std::make_shared<Reply>();
+  s.sched.Enqueue(test_support::OneFloatJob(2, {}, queued), /*allow_inline=*/false);
+  EXPECT_TRUE(s.sched.executors_started());
+  EXPECT_TRUE(queued->future.get().ok());
+  s.sched.Stop();
+  EXPECT_EQ(s.backend.ran, (std::vector<float>{1, 2}));
+}
+
+TEST(DefaultSchedulerTest, StopWithoutExecutorsDestroysTheInstances) {
+  EchoScheduler s;
+  s.sched.Stop();
+  EXPECT_FALSE(s.sched.executors_started());
+  auto reply = std::make_shared<Reply>();
+  s.sched.Enqueue(test_support::OneFloatJob(1, {}, reply), /*allow_inline=*/false);
+  auto r = reply->future.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(s.sched.executors_started());
+  EXPECT_TRUE(s.backend.ran.empty());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "common/completion_batch.h"
 #include "common/logging.h"
 #include "common/saturating_time.h"
+#include "common/thread_name.h"
 #include "core/model/instance_runner.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_runner.h"
@@ -73,7 +74,11 @@ DynamicBatchScheduler::DynamicBatchScheduler(
                 options_.delay_count);
   }
   threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
-  if (options_.HasTimeouts()) timeout_thread_ = std::thread([this] { TimeoutLoop(); });
+  if (options_.HasTimeouts())
+    timeout_thread_ = std::thread([this] {
+      NameThisThread("batch-timeout");
+      TimeoutLoop();
+    });
 }
 
 DynamicBatchScheduler::~DynamicBatchScheduler() { Stop(); }

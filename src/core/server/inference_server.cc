@@ -102,7 +102,7 @@ StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(const ServerO
   server->registry_ = std::move(registry);
   server->plugin_infer_ = plugin_infer;
   plugin_infer->Attach(server.get());
-  server->load_pool_ = std::make_unique<TaskPool>(options.model_load_thread_count);
+  server->load_pool_ = std::make_unique<TaskPool>(options.model_load_thread_count, "load-api");
   const std::vector<Status> errors = server->LoadAtStart();
   if (!errors.empty() && options.exit_on_error) {
     return Status(errors.front().code(), "failed to load all models (" +

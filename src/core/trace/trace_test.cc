@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace nereid::trace {
@@ -165,6 +166,29 @@ TEST(TraceWriterTest, FullQueueDrops) {
   EXPECT_EQ(w.dropped_jobs(), 1u);
   w.Stop();
   EXPECT_FALSE(w.Post({path, "x", true}));
+}
+
+TEST(TraceWriterTest, StartsItsThreadWithTheFirstJob) {
+  TraceWriter w;
+  EXPECT_FALSE(w.thread_started());
+  w.Flush();  // nothing posted: returns at once
+  const std::string path =
+      fs::temp_directory_path() / ("nereid_tw_lazy_" + std::to_string(getpid()));
+  ASSERT_TRUE(w.Post({path, "{\"id\":1}", false}));
+  EXPECT_TRUE(w.thread_started());
+  w.Flush();
+  w.Stop();
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "[{\"id\":1}]");
+  fs::remove(path);
+}
+
+TEST(TraceWriterTest, StopWithoutAJobWritesNothing) {
+  TraceWriter w;
+  w.Stop();
+  EXPECT_FALSE(w.thread_started());
+  EXPECT_FALSE(w.Post({"/nonexistent/never", "x", false}));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/logging.h"
+#include "common/thread_name.h"
 
 namespace nereid::trace {
 
@@ -13,8 +14,7 @@ struct TraceWriter::File {
   uint64_t next_index = 0;
 };
 
-TraceWriter::TraceWriter(size_t max_pending_bytes)
-    : max_pending_bytes_(max_pending_bytes), thread_([this] { Loop(); }) {}
+TraceWriter::TraceWriter(size_t max_pending_bytes) : max_pending_bytes_(max_pending_bytes) {}
 
 TraceWriter::~TraceWriter() { Stop(); }
 
@@ -23,6 +23,13 @@ bool TraceWriter::Post(Job&& job) {
   {
     MutexLock lock(mu_);
     if (!stopping_ && pending_bytes_ + job.records.size() <= max_pending_bytes_) {
+      if (!thread_.joinable()) {
+        // Started by the first job: a server that never writes a trace has no writer thread.
+        thread_ = std::thread([this] {
+          NameThisThread("trace-writer");
+          Loop();
+        });
+      }
       pending_bytes_ += job.records.size();
       queue_.push_back(std::move(job));
       ++posted_;
@@ -48,6 +55,11 @@ void TraceWriter::Flush() {
 uint64_t TraceWriter::dropped_jobs() const {
   MutexLock lock(mu_);
   return dropped_;
+}
+
+bool TraceWriter::thread_started() const {
+  MutexLock lock(mu_);
+  return thread_.joinable();
 }
 
 void TraceWriter::Loop() {
@@ -103,13 +115,15 @@ void TraceWriter::Write(const Job& job) {
 }
 
 void TraceWriter::Stop() {
+  std::thread thread;
   {
     MutexLock lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
+    if (stopping_) return;
     stopping_ = true;
+    thread.swap(thread_);
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (thread.joinable()) thread.join();
   for (auto& [path, file] : files_) {
     if (file->main == nullptr) continue;
     std::fputc(']', file->main);

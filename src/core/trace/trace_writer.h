@@ -6,6 +6,7 @@
 // opened (truncated) at its first write and closed with "]" by Stop(); an indexed job writes a
 // whole array into `<file>.<n>` (n from 0 per file; renamed into place once complete).
 //
+// The thread starts with the first job posted (none for a server that never traces).
 // Thread-safety: Post and Flush from any thread; Stop once, after which Post drops.
 #pragma once
 
@@ -42,6 +43,7 @@ class TraceWriter {
   // Writes what is queued, closes the main files' arrays and joins the thread.
   void Stop() EXCLUDES(mu_);
   uint64_t dropped_jobs() const EXCLUDES(mu_);
+  bool thread_started() const EXCLUDES(mu_);
 
  private:
   struct File;
@@ -60,7 +62,7 @@ class TraceWriter {
   const size_t max_pending_bytes_;
   // Touched by the writer thread only (and by Stop after the join).
   std::map<std::string, std::unique_ptr<File>> files_;
-  std::thread thread_;
+  std::thread thread_ GUARDED_BY(mu_);  // started by the first Post
 };
 
 }  // namespace nereid::trace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/logging.h"
+#include "common/thread_name.h"
 #include "frontends/grpc/grpc_call.h"
 
 namespace nereid {
@@ -134,7 +135,10 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
   grpc_frontend::ListenRepositoryCalls(impl->shared);
   grpc_frontend::ListenModelStreamInfer(impl->shared);
   for (int i = 0; i < options.infer_thread_count; ++i) {
-    impl->threads.emplace_back([p = impl.get()] { p->Serve(); });
+    impl->threads.emplace_back([p = impl.get()] {
+      NameThisThread("grpc-cq");
+      p->Serve();
+    });
   }
   return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
 }

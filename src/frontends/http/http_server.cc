@@ -23,6 +23,7 @@
 #include "common/log_throttle.h"
 #include "common/logging.h"
 #include "common/thread_annotations.h"
+#include "common/thread_name.h"
 #include "frontends/http/http_session_state.h"
 #include "frontends/http/http_wire.h"
 #include "frontends/http/router.h"
@@ -791,7 +792,7 @@ void Session::MaybeClose() {
 void Session::Close() {
   if (closed()) return;
   Move(SessionState::kClosed);
-  CancelOwed();  // their replies can no longer be written
+  CancelOwed();                                          // their replies can no longer be written
   if (body_stream_ != nullptr) body_stream_->Abandon();  // its producer may stop
   body_stream_.reset();
   SetPhase(Phase::kNone);
@@ -1011,7 +1012,10 @@ Status HttpServer::Start() {
   s.started = true;
   net::post(s.acceptor.get_executor(), [&s] { s.DoAccept(); });
   for (int i = 0; i < std::max(1, s.core.options.thread_count); ++i) {
-    s.threads.emplace_back([&s] { s.RunLoop(); });
+    s.threads.emplace_back([&s] {
+      NameThisThread(s.core.options.thread_name);
+      s.RunLoop();
+    });
   }
   return Status::Ok();
 }

@@ -41,6 +41,7 @@ struct HttpServerOptions {
   std::string address = "0.0.0.0";  // IPv4, IPv6 ("::1", "[::1]", Triton's "ipv6:[::1]") or a name
   int port = 8000;                  // 0 binds an ephemeral port: see port()
   int thread_count = 8;             // threads running the event loop
+  std::string thread_name = "http-io";       // their name (common/thread_name.h)
   size_t max_input_size = 64 * 1024 * 1024;  // request body limit, also after decompression
   bool reuse_port = false;                   // SO_REUSEPORT
   size_t max_header_size = 64 * 1024;

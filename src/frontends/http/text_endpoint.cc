@@ -13,6 +13,7 @@ StatusOr<std::unique_ptr<HttpServer>> StartTextEndpoint(const TextEndpointOption
   ho.address = options.address;
   ho.port = options.port;
   ho.thread_count = 1;
+  ho.thread_name = options.thread_name;
   ho.max_input_size = 64 * 1024;
   auto handler = [path = options.path, text = std::move(text)](
                      HttpRequest& request, std::shared_ptr<HttpResponder> responder) {

@@ -21,6 +21,7 @@ struct TextEndpointOptions {
   std::string address = "0.0.0.0";
   int port = 8002;  // 0: any free port (see HttpServer::port())
   std::string path = "/metrics";
+  std::string thread_name = "metrics-http";  // of its one I/O thread
 };
 
 // Binds and starts serving; a busy port fails here.

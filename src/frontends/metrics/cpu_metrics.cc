@@ -5,6 +5,8 @@
 #include <sstream>
 #include <string>
 
+#include "common/thread_name.h"
+
 namespace nereid {
 namespace {
 
@@ -78,6 +80,7 @@ void CpuMonitor::Start(int interval_ms) {
   }
   const auto interval = std::chrono::milliseconds(std::max(1, interval_ms));
   thread_ = std::thread([this, interval] {
+    NameThisThread("cpu-metrics");
     UniqueLock lock(mu_);
     while (!lock.WaitFor(cv_, interval, [this]() REQUIRES(mu_) { return stopping_; })) {
       lock.Unlock();

@@ -5,6 +5,7 @@
 
 #include "common/logging.h"
 #include "common/saturating_time.h"
+#include "common/thread_name.h"
 #include "core/model/instance_runner.h"
 #include "core/request/parameters.h"
 #include "core/scheduler/batch_former.h"
@@ -49,7 +50,10 @@ SequenceBatchScheduler::SequenceBatchScheduler(
                 options_.delay_count);
   }
   threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
-  reaper_ = std::thread([this] { ReaperLoop(); });
+  reaper_ = std::thread([this] {
+    NameThisThread("seq-reaper");
+    ReaperLoop();
+  });
 }
 
 SequenceBatchScheduler::~SequenceBatchScheduler() { Stop(); }
