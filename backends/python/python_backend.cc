@@ -5,6 +5,7 @@
 // PythonInstance is used by one Execute at a time (the core's contract) and by its watcher
 // thread, which restarts a dead stub: both hold the instance's mutex while they use the stub.
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -157,7 +158,10 @@ class PythonInstance final : public backend::ModelInstance {
     MutexLock lock(mu_);
     NEREID_RETURN_IF_ERROR(Start());
     NEREID_ASSIGN_OR_RETURN(waiter_, ExitWaiter::Create());
-    watcher_ = std::thread([this] { Watch(); });
+    watcher_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "python-watch");  // docs/threading.md
+      Watch();
+    });
     return Status::Ok();
   }
 
