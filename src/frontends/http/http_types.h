@@ -1,5 +1,6 @@
 // The project's own HTTP interface: what handlers see of a request and how they answer it. Only
-// http_server.cc knows the wire library (Boost.Beast) behind these types.
+// the transport (http_server.cc, http_session.cc, http_responder.cc) knows the wire library
+// (Boost.Beast) behind these types.
 //
 // Ownership: an HttpRequest is owned by the connection and lent to the handler for the duration of
 // the call; its body is a shared buffer the handler may keep (inference inputs view into it). An
