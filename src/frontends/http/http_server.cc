@@ -23,6 +23,7 @@ using http_detail::Clock;
 using http_detail::RunGuarded;
 using http_detail::ServerCore;
 using http_detail::Session;
+using http_detail::Socket;
 using http_detail::tcp;
 
 struct HttpServer::Impl {
@@ -37,7 +38,7 @@ struct HttpServer::Impl {
 
   Status Bind();
   void DoAccept();
-  void Admit(tcp::socket socket);
+  void Admit(Socket socket);
   void RunLoop();
 
   ServerCore core;
@@ -80,8 +81,7 @@ Status HttpServer::Impl::Bind() {
 }
 
 void HttpServer::Impl::DoAccept() {
-  acceptor.async_accept(net::make_strand(core.ioc), [this](beast::error_code ec,
-                                                           tcp::socket socket) {
+  acceptor.async_accept(net::make_strand(core.ioc), [this](beast::error_code ec, Socket socket) {
     if (!acceptor.is_open()) return;
     if (ec) {
       // Typically out of file descriptors: back off instead of spinning on the error, and say so
@@ -103,7 +103,7 @@ void HttpServer::Impl::DoAccept() {
 
 // At the connection limit, the connection idle the longest is closed to make room; when none is
 // idle the new client is answered 503 (a few at a time: beyond that its socket just closes).
-void HttpServer::Impl::Admit(tcp::socket socket) {
+void HttpServer::Impl::Admit(Socket socket) {
   constexpr size_t kRefusalsInFlight = 64;
   const size_t limit = core.options.max_connections;
   std::shared_ptr<Session> victim;

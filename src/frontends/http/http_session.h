@@ -39,7 +39,14 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
-using Executor = net::any_io_executor;  // a strand: sockets are accepted onto their own
+// Each connection runs on its own strand. The concrete type, not any_io_executor: Asio copies a
+// socket's executor for every operation (work tracking), and an any_io_executor holding a strand
+// is too large for its small buffer, so each copy was a heap allocation (4 per request).
+using Executor = net::strand<net::io_context::executor_type>;
+using Socket = net::basic_stream_socket<tcp, Executor>;
+using Stream = beast::basic_stream<tcp, Executor>;
+using Timer = net::basic_waitable_timer<std::chrono::steady_clock,
+                                        net::wait_traits<std::chrono::steady_clock>, Executor>;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kReadBufferBytes = 16 * 1024;  // per connection, kept across requests
@@ -75,7 +82,7 @@ enum class Phase { kNone, kIdle, kHeader, kBody };
 // the acceptor reads when it looks for an idle connection to evict.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, ServerCore* core)
+  Session(Socket&& socket, ServerCore* core)
       : executor_(socket.get_executor()),
         stream_(std::move(socket)),
         core_(core),
@@ -98,10 +105,7 @@ class Session : public std::enable_shared_from_this<Session> {
   const Executor& executor() const { return executor_; }
 
   // True on an I/O thread currently running this session's handlers.
-  bool InStrand() const {
-    const auto* strand = executor_.target<net::strand<net::io_context::executor_type>>();
-    return strand != nullptr && strand->running_in_this_thread();
-  }
+  bool InStrand() const { return executor_.running_in_this_thread(); }
 
   // Registers the session and serves it; when the server is stopping, the socket just closes
   // with this object.
@@ -209,7 +213,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnDeadline();
 
   Executor executor_;
-  beast::tcp_stream stream_;
+  Stream stream_;
   ServerCore* core_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
@@ -240,7 +244,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool registered_ = false;
   // Deadlines. The timer is re-armed lazily: its expiry is never later than now plus the
   // shortest timeout, so moving the deadline later (every request) costs a clock read only.
-  net::steady_timer timer_;
+  Timer timer_;
   Phase phase_ = Phase::kNone;
   Clock::time_point deadline_ = Clock::time_point::max();
   bool timer_waiting_ = false;
