@@ -284,14 +284,16 @@ void Session::Dispatch() {
   std::shared_ptr<CancelToken> cancel = p.cancel;
   pending_.push_back(std::move(p));
 
-  HttpRequest request;
+  // Reused: the handler has the request only for the call, and its target and header strings
+  // keep their storage from one request to the next.
+  HttpRequest& request = request_;
   request.cancel_token = std::move(cancel);
   request.method = ToMethod(msg.method());
-  request.target = std::string(Sv(msg.target()));
-  for (const auto& field : msg) {
-    request.headers.Add(std::string(Sv(field.name_string())), std::string(Sv(field.value())));
-  }
+  request.target.assign(Sv(msg.target()));
+  request.headers.Clear();
+  for (const auto& field : msg) request.headers.AddCopy(Sv(field.name_string()), Sv(field.value()));
   request.body = std::make_shared<std::string>(std::move(msg.body()));
+  request.recv_start_ns = 0;
   if (recv_start_ != Clock::time_point{}) {
     request.recv_start_ns = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(recv_start_.time_since_epoch())
@@ -306,6 +308,8 @@ void Session::Dispatch() {
   } catch (...) {
     responder->Send(ErrorResponse(500, "the request handler failed"));
   }
+  request.body.reset();  // what the handler kept stays; nothing else holds this request's data
+  request.cancel_token.reset();
 }
 
 void Session::QueueError(int code, std::string_view message) {

@@ -217,6 +217,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ServerCore* core_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  HttpRequest request_;  // lent to the handler by Dispatch, reused for the next request
   std::function<void(uint64_t, beast::string_view, beast::error_code&)> chunk_callback_;
   uint64_t chunks_ = 0;
   bool chunk_limit_hit_ = false;

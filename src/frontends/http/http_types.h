@@ -8,6 +8,7 @@
 // any thread.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,21 +37,26 @@ std::string_view HttpMethodName(HttpMethod method);
 // Header fields in arrival order; names compare case-insensitively. Not thread-safe.
 class HttpHeaders {
  public:
-  void Add(std::string name, std::string value) {
-    entries_.emplace_back(std::move(name), std::move(value));
-  }
+  void Add(std::string name, std::string value);
+  // Same, copying into the storage of a field removed by Clear when there is one: a connection
+  // reusing one HttpHeaders stops allocating once its strings are long enough.
+  void AddCopy(std::string_view name, std::string_view value);
+  // Removes every field; keeps their storage for AddCopy.
+  void Clear() { size_ = 0; }
   // The value of the first field called `name`, or nullptr.
   const std::string* Find(std::string_view name) const;
   // How many fields are called `name`.
   size_t Count(std::string_view name) const;
   // Replaces every field called `name` with one field.
   void Set(std::string_view name, std::string value);
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return size_; }
   auto begin() const { return entries_.begin(); }
-  auto end() const { return entries_.end(); }
+  auto end() const { return entries_.begin() + static_cast<std::ptrdiff_t>(size_); }
 
  private:
+  // The fields are entries_[0, size_); the rest is storage kept by Clear.
   std::vector<std::pair<std::string, std::string>> entries_;
+  size_t size_ = 0;
 };
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);

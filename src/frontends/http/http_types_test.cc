@@ -16,6 +16,31 @@ TEST(HttpHeadersTest, CountIgnoresCase) {
   EXPECT_EQ(*h.Find("INFERENCE-HEADER-CONTENT-LENGTH"), "10");
 }
 
+TEST(HttpHeadersTest, ClearKeepsStorageAndHidesTheOldFields) {
+  HttpHeaders h;
+  h.AddCopy("Content-Type", "application/json");
+  h.Add("Host", "a");
+  h.Add("X-Old", "1");
+  h.Clear();
+  EXPECT_EQ(h.size(), 0u);
+  EXPECT_EQ(h.begin(), h.end());
+  EXPECT_EQ(h.Find("Host"), nullptr);
+  h.AddCopy("Host", "b");
+  h.Add("Accept", "*/*");
+  EXPECT_EQ(h.size(), 2u);
+  EXPECT_EQ(*h.Find("host"), "b");
+  EXPECT_EQ(h.Find("X-Old"), nullptr);  // kept storage only, not a field
+  EXPECT_EQ(h.Count("Content-Type"), 0u);
+  h.Set("host", "c");  // replaces within the fields, appends after them
+  EXPECT_EQ(h.size(), 2u);
+  EXPECT_EQ(h.begin()->first, "Accept");
+  EXPECT_EQ(*h.Find("Host"), "c");
+  h.AddCopy("X-New", "2");  // reuses the third slot
+  EXPECT_EQ(h.size(), 3u);
+  EXPECT_EQ(*h.Find("X-New"), "2");
+  EXPECT_EQ(h.Find("X-Old"), nullptr);
+}
+
 TEST(HttpBodyStreamTest, PiecesInOrderThenClosed) {
   HttpBodyStream stream;
   int wakes = 0;
