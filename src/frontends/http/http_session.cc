@@ -89,7 +89,10 @@ void Session::DoRead() {
   header_done_ = false;
   framing_checked_ = false;
   framing_conflict_ = false;
-  parser_.emplace();
+  parser_.reset();  // the last request's fields are gone (Dispatch destroyed its message)
+  header_arena_.Reset();
+  parser_.emplace(std::piecewise_construct, std::make_tuple(),
+                  std::make_tuple(HeaderArenaAllocator<char>(&header_arena_)));
   parser_->header_limit(static_cast<uint32_t>(core_->options.max_header_size));
   parser_->body_limit(core_->options.max_input_size);
   parser_->on_chunk_header(chunk_callback_);

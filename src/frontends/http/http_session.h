@@ -28,6 +28,7 @@
 
 #include "common/logging.h"
 #include "common/thread_annotations.h"
+#include "frontends/http/http_arena.h"
 #include "frontends/http/http_server.h"
 #include "frontends/http/http_session_state.h"
 #include "frontends/http/http_types.h"
@@ -50,6 +51,7 @@ using Timer = net::basic_waitable_timer<std::chrono::steady_clock,
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kReadBufferBytes = 16 * 1024;  // per connection, kept across requests
+constexpr size_t kHeaderArenaBytes = 4 * 1024;  // per connection: a usual request header fits
 
 class Session;
 
@@ -216,7 +218,10 @@ class Session : public std::enable_shared_from_this<Session> {
   Stream stream_;
   ServerCore* core_;
   beast::flat_buffer buffer_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  // The parser's header fields live in header_arena_ (http_arena.h), reset between requests.
+  using Parser = bhttp::request_parser<bhttp::string_body, HeaderArenaAllocator<char>>;
+  HeaderArena header_arena_{kHeaderArenaBytes};
+  std::optional<Parser> parser_;
   HttpRequest request_;  // lent to the handler by Dispatch, reused for the next request
   std::function<void(uint64_t, beast::string_view, beast::error_code&)> chunk_callback_;
   uint64_t chunks_ = 0;
