@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/completion_batch.h"
+#include "frontends/http/http_recycler.h"
 #include "frontends/http/status_mapping.h"
 
 namespace nereid {
@@ -115,7 +116,8 @@ class Responder : public HttpResponder {
 
 std::shared_ptr<HttpResponder> NewResponder(std::shared_ptr<Gate> gate,
                                             std::weak_ptr<Session> session, uint64_t seq) {
-  return std::make_shared<Responder>(std::move(gate), std::move(session), seq);
+  return std::allocate_shared<Responder>(RecyclingAllocator<Responder>(), std::move(gate),
+                                         std::move(session), seq);
 }
 
 }  // namespace http_detail

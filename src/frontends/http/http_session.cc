@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/logging.h"
+#include "frontends/http/http_recycler.h"
 #include "frontends/http/http_responder.h"
 #include "frontends/http/http_wire.h"
 #include "frontends/http/status_mapping.h"
@@ -283,7 +284,7 @@ void Session::Dispatch() {
   p.version = msg.version();
   p.head = msg.method() == bhttp::verb::head;
   if (!p.keep_alive) EndReading();
-  p.cancel = std::make_shared<CancelToken>();
+  p.cancel = std::allocate_shared<CancelToken>(RecyclingAllocator<CancelToken>());
   std::shared_ptr<CancelToken> cancel = p.cancel;
   pending_.push_back(std::move(p));
 
@@ -295,7 +296,8 @@ void Session::Dispatch() {
   request.target.assign(Sv(msg.target()));
   request.headers.Clear();
   for (const auto& field : msg) request.headers.AddCopy(Sv(field.name_string()), Sv(field.value()));
-  request.body = std::make_shared<std::string>(std::move(msg.body()));
+  request.body =
+      std::allocate_shared<std::string>(RecyclingAllocator<std::string>(), std::move(msg.body()));
   request.recv_start_ns = 0;
   if (recv_start_ != Clock::time_point{}) {
     request.recv_start_ns = static_cast<uint64_t>(
