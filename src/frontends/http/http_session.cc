@@ -15,6 +15,15 @@ namespace {
 
 constexpr auto kLingerTime = std::chrono::seconds(2);
 
+// A view of buffers that outlive the write (Session::write_buffers_): Asio copies the buffer
+// sequence into its write operation, and copying the std::vector allocated once per response.
+struct BufferSpan {
+  const net::const_buffer* first;
+  size_t count;
+  const net::const_buffer* begin() const { return first; }
+  const net::const_buffer* end() const { return first + count; }
+};
+
 HttpMethod ToMethod(bhttp::verb v) {
   switch (v) {
     case bhttp::verb::get:
@@ -350,7 +359,7 @@ void Session::DoWrite() {
     r.body.ForEachBuffer(
         [this](std::string_view v) { write_buffers_.emplace_back(v.data(), v.size()); });
   }
-  net::async_write(stream_, write_buffers_,
+  net::async_write(stream_, BufferSpan{write_buffers_.data(), write_buffers_.size()},
                    [self = shared_from_this(), close_after](beast::error_code ec, size_t) {
                      RunGuarded(*self, [&] { self->OnWrite(ec, close_after); });
                    });
