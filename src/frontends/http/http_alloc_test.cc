@@ -28,6 +28,7 @@
 #include "core/config/test_temp_dir.h"
 #include "core/server/inference_server.h"
 #include "frontends/http/handlers.h"
+#include "frontends/http/http_test_client.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define NEREID_COUNT_ALLOCATIONS 0
@@ -125,16 +126,9 @@ constexpr char kBody[] =
 class RawClient {
  public:
   explicit RawClient(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    fd_ = testing_http::ConnectLoopback(port, &connected_);
     const int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    timeval tv{5, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   }
   ~RawClient() { close(fd_); }
   bool connected() const { return connected_; }
