@@ -109,8 +109,8 @@ namespace {
 // is the path where the model runs inline on the I/O thread and the reply is written from there:
 // exact, it moves only when the code does. The median also covers requests whose reply is posted
 // between threads (which of the two a request takes depends on scheduling: +2 of slack).
-constexpr uint64_t kBudgetFewest = 35;
-constexpr uint64_t kBudgetMedian = 40;
+constexpr uint64_t kBudgetFewest = 34;
+constexpr uint64_t kBudgetMedian = 38;
 
 constexpr char kConfig[] = R"(name: "identity_fp32" backend: "identity" max_batch_size: 8
 input [{ name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }]

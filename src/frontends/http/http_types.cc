@@ -90,14 +90,22 @@ std::string_view HttpRequest::Query() const {
   return q == std::string_view::npos ? std::string_view() : t.substr(q + 1);
 }
 
+void HttpBody::Add(Segment segment) {
+  if (segment_count_++ == 0) {
+    first_ = std::move(segment);
+  } else {
+    more_.push_back(std::move(segment));
+  }
+}
+
 void HttpBody::Append(std::string chunk) {
   size_ += chunk.size();
-  segments_.push_back(Segment{std::move(chunk), {}, false});
+  Add(Segment{std::move(chunk), {}, false});
 }
 
 void HttpBody::AppendView(std::string_view view) {
   size_ += view.size();
-  segments_.push_back(Segment{{}, view, true});
+  Add(Segment{{}, view, true});
 }
 
 std::string HttpBody::Flatten() const {
@@ -108,7 +116,9 @@ std::string HttpBody::Flatten() const {
 }
 
 void HttpBody::Clear() {
-  segments_.clear();
+  first_ = Segment{};
+  more_.clear();
+  segment_count_ = 0;
   owners_.clear();
   size_ = 0;
 }

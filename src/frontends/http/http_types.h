@@ -91,13 +91,12 @@ class HttpBody {
   bool empty() const { return size_ == 0; }
 
   // Calls fn(std::string_view) for each non-empty buffer in order. The views are valid while the
-  // body is neither modified nor destroyed.
+  // body is neither modified, moved nor destroyed.
   template <typename Fn>
   void ForEachBuffer(Fn&& fn) const {
-    for (const Segment& s : segments_) {
-      const std::string_view v = s.borrowed ? s.view : std::string_view(s.owned);
-      if (!v.empty()) fn(v);
-    }
+    if (segment_count_ == 0) return;
+    Visit(first_, fn);
+    for (const Segment& s : more_) Visit(s, fn);
   }
   std::string Flatten() const;
   void Clear();
@@ -108,7 +107,17 @@ class HttpBody {
     std::string_view view;
     bool borrowed = false;
   };
-  std::vector<Segment> segments_;
+  template <typename Fn>
+  static void Visit(const Segment& s, Fn& fn) {
+    const std::string_view v = s.borrowed ? s.view : std::string_view(s.owned);
+    if (!v.empty()) fn(v);
+  }
+  void Add(Segment segment);
+
+  // The first segment is inline: most bodies are one buffer, which then costs no allocation.
+  Segment first_;
+  std::vector<Segment> more_;
+  size_t segment_count_ = 0;
   std::vector<std::shared_ptr<const void>> owners_;
   size_t size_ = 0;
 };

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace nereid {
 namespace {
 
@@ -39,6 +42,26 @@ TEST(HttpHeadersTest, ClearKeepsStorageAndHidesTheOldFields) {
   EXPECT_EQ(h.size(), 3u);
   EXPECT_EQ(*h.Find("X-New"), "2");
   EXPECT_EQ(h.Find("X-Old"), nullptr);
+}
+
+TEST(HttpBodyTest, BuffersInOrderAfterMovesAndClear) {
+  HttpBody body;
+  EXPECT_TRUE(body.empty());
+  body.Append(std::string(40, 'a'));  // the inline first segment
+  body.AppendView("view");
+  body.Append("");  // kept, but never visited
+  body.Append("short");
+  HttpBody moved = std::move(body);
+  std::vector<std::string> seen;
+  moved.ForEachBuffer([&seen](std::string_view v) { seen.emplace_back(v); });
+  EXPECT_EQ(seen, (std::vector<std::string>{std::string(40, 'a'), "view", "short"}));
+  EXPECT_EQ(moved.size(), 49u);
+  EXPECT_EQ(moved.Flatten(), std::string(40, 'a') + "viewshort");
+  moved.Clear();
+  EXPECT_TRUE(moved.empty());
+  EXPECT_EQ(moved.Flatten(), "");
+  moved.Append("again");
+  EXPECT_EQ(moved.Flatten(), "again");
 }
 
 TEST(HttpBodyStreamTest, PiecesInOrderThenClosed) {
