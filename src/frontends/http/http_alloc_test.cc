@@ -108,9 +108,10 @@ namespace {
 // 2026-11-26 (release build; bench/README.md says where they come from). The fewest over the run
 // is the path where the model runs inline on the I/O thread and the reply is written from there:
 // exact, it moves only when the code does. The median also covers requests whose reply is posted
-// between threads (which of the two a request takes depends on scheduling: +2 of slack).
+// between threads (which of the two a request takes depends on scheduling; medians of 36-37 and
+// maxima of 39-40 were seen on a loaded machine), hence its slack.
 constexpr uint64_t kBudgetFewest = 34;
-constexpr uint64_t kBudgetMedian = 38;
+constexpr uint64_t kBudgetMedian = 40;
 
 constexpr char kConfig[] = R"(name: "identity_fp32" backend: "identity" max_batch_size: 8
 input [{ name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }]
