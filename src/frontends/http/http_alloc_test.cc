@@ -61,7 +61,7 @@ std::atomic<int> g_traced{0};
 Trace g_traces[kMaxTraced];
 thread_local bool t_in_hook = false;
 
-void Record(size_t size) {
+[[maybe_unused]] void Record(size_t size) {  // unused under sanitizers
   g_allocs.fetch_add(1, std::memory_order_relaxed);
   g_bytes.fetch_add(size, std::memory_order_relaxed);
   if (!g_tracing.load(std::memory_order_relaxed) || t_in_hook) return;
