@@ -2,6 +2,8 @@
 """A/B cost of two nereid binaries, interleaved to cancel drifting machine load.
 
 Usage: bench/ab_bench.py --a OLD_BIN --b NEW_BIN [--rounds 5] [--seconds 3] [--conns 1,16]
+                         [--b-arg=--flag ...] [--b-env NAME=VALUE ...]
+(--b-env e.g. LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 to compare an allocator.)
 
 Each round starts A then B (each pinned to core 0, wrk pinned to core 1), runs wrk against
 `identity_fp32` and `simple` (same JSON requests as http_bench.py) at each connection count, and
@@ -48,6 +50,11 @@ def cpu_ns(pid):
     return sum(thread_cpu_ns(pid).values())
 
 
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1))
+
+
 def run_wrk(port, model, body, conns, seconds, workdir):
     lua = os.path.join(workdir, f"{model}.lua")
     with open(lua, "w") as f:
@@ -61,12 +68,12 @@ def run_wrk(port, model, body, conns, seconds, workdir):
     return requests, float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 
 
-def serve(binary, models, extra):
+def serve(binary, models, extra, env=None):
     port = http_bench.free_port()
     proc = subprocess.Popen(["taskset", "-c", "0", binary, f"--model-repository={models}",
                              f"--http-port={port}", "--http-address=127.0.0.1", "--log-info=false",
                              "--allow-grpc=false", "--metrics-port=0"] + extra,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, env=env)
     http_bench.wait_ready(port, proc)
     return proc, port
 
@@ -79,7 +86,13 @@ def main():
     ap.add_argument("--seconds", type=int, default=3)
     ap.add_argument("--conns", default="1,16")
     ap.add_argument("--b-arg", action="append", default=[], help="extra flag for B only")
+    ap.add_argument("--b-env", action="append", default=[],
+                    help="NAME=VALUE in B's environment only (e.g. LD_PRELOAD=...)")
     args = ap.parse_args()
+    b_env = dict(os.environ)
+    for item in args.b_env:
+        name, _, value = item.partition("=")
+        b_env[name] = value
     conns = [int(c) for c in args.conns.split(",")]
     work = tempfile.mkdtemp(prefix="nereid_ab_")
     models = os.path.join(work, "models")
@@ -88,9 +101,11 @@ def main():
     bodies = {m: json.dumps(r).encode() for m, r in http_bench.REQUESTS.items()}
     rps = {}  # (label, model, conns) -> [requests/s per round]
     cpu = {}  # (label, model, conns) -> [server CPU µs per request per round]
+    rss = {}  # label -> [server VmRSS KiB after each round's load]
     for r in range(args.rounds):
-        for label, binary, extra in (("A", args.a, []), ("B", args.b, args.b_arg)):
-            proc, port = serve(binary, models, extra)
+        for label, binary, extra, env in (("A", args.a, [], None),
+                                          ("B", args.b, args.b_arg, b_env)):
+            proc, port = serve(binary, models, extra, env)
             try:
                 for m, body in bodies.items():
                     for c in conns:
@@ -99,6 +114,7 @@ def main():
                         used = cpu_ns(proc.pid) - before
                         rps.setdefault((label, m, c), []).append(r_s)
                         cpu.setdefault((label, m, c), []).append(used / max(1, n) / 1000)
+                rss.setdefault(label, []).append(rss_kib(proc.pid))
             finally:
                 proc.send_signal(signal.SIGTERM)
                 proc.wait(timeout=30)
@@ -118,6 +134,10 @@ def main():
         for m in bodies:
             for c in conns:
                 print(f"{m:15} {c:>5} | " + row(table, m, c, fmt))
+    print(f"\nserver VmRSS after the load, MiB (median, min-max): "
+          f"A {statistics.median(rss['A']) / 1024:.1f} ({min(rss['A']) / 1024:.1f}-"
+          f"{max(rss['A']) / 1024:.1f}), B {statistics.median(rss['B']) / 1024:.1f} "
+          f"({min(rss['B']) / 1024:.1f}-{max(rss['B']) / 1024:.1f})")
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ class HttpServer {
   // dropped. Returns true when everything drained in time. Joins the I/O threads.
   bool Stop(std::chrono::milliseconds timeout);
 
-  struct Impl;  // defined in http_server.cc, the only file that sees Boost
+  struct Impl;  // defined in http_server.cc (with http_session.h, the files that see Boost)
 
  private:
   explicit HttpServer(std::unique_ptr<Impl> impl);

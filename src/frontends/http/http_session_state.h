@@ -1,4 +1,4 @@
-// The lifecycle of one HTTP connection (http_server.cc's Session), and the one function that
+// The lifecycle of one HTTP connection (http_session.h's Session), and the one function that
 // moves it:
 //
 //   kOpen --(no more requests: EOF, Connection: close, an error reply, a read error)--> kReadClosed

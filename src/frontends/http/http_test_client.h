@@ -23,19 +23,24 @@ struct Reply {
   std::string body;
 };
 
+// A TCP socket connected to 127.0.0.1:port (*connected says whether that worked) whose reads
+// time out after 5 s. The caller closes it.
+inline int ConnectLoopback(int port, bool* connected) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  *connected = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  return fd;
+}
+
 // Every read times out after 5 s.
 class Client {
  public:
-  explicit Client(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    timeval tv{5, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  }
+  explicit Client(int port) { fd_ = ConnectLoopback(port, &connected_); }
   ~Client() { close(fd_); }
 
   bool connected() const { return connected_; }

@@ -1,5 +1,7 @@
 #include "frontends/http/http_types.h"
 
+#include <algorithm>
+
 namespace nereid {
 
 std::string_view HttpMethodName(HttpMethod method) {
@@ -36,8 +38,27 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+void HttpHeaders::Add(std::string name, std::string value) {
+  if (size_ < entries_.size()) {
+    entries_[size_++] = {std::move(name), std::move(value)};
+    return;
+  }
+  entries_.emplace_back(std::move(name), std::move(value));
+  ++size_;
+}
+
+void HttpHeaders::AddCopy(std::string_view name, std::string_view value) {
+  if (size_ < entries_.size()) {
+    entries_[size_].first.assign(name);
+    entries_[size_++].second.assign(value);
+    return;
+  }
+  entries_.emplace_back(std::string(name), std::string(value));
+  ++size_;
+}
+
 const std::string* HttpHeaders::Find(std::string_view name) const {
-  for (const auto& [k, v] : entries_) {
+  for (const auto& [k, v] : *this) {
     if (EqualsIgnoreCase(k, name)) return &v;
   }
   return nullptr;
@@ -45,13 +66,17 @@ const std::string* HttpHeaders::Find(std::string_view name) const {
 
 size_t HttpHeaders::Count(std::string_view name) const {
   size_t n = 0;
-  for (const auto& [k, v] : entries_) n += EqualsIgnoreCase(k, name) ? 1 : 0;
+  for (const auto& [k, v] : *this) n += EqualsIgnoreCase(k, name) ? 1 : 0;
   return n;
 }
 
 void HttpHeaders::Set(std::string_view name, std::string value) {
-  std::erase_if(entries_, [name](const auto& e) { return EqualsIgnoreCase(e.first, name); });
-  entries_.emplace_back(std::string(name), std::move(value));
+  const auto active_end = entries_.begin() + static_cast<std::ptrdiff_t>(size_);
+  const auto kept = std::remove_if(entries_.begin(), active_end, [name](const auto& e) {
+    return EqualsIgnoreCase(e.first, name);
+  });
+  size_ = static_cast<size_t>(kept - entries_.begin());
+  Add(std::string(name), std::move(value));
 }
 
 std::string_view HttpRequest::Path() const {
@@ -65,14 +90,22 @@ std::string_view HttpRequest::Query() const {
   return q == std::string_view::npos ? std::string_view() : t.substr(q + 1);
 }
 
+void HttpBody::Add(Segment segment) {
+  if (segment_count_++ == 0) {
+    first_ = std::move(segment);
+  } else {
+    more_.push_back(std::move(segment));
+  }
+}
+
 void HttpBody::Append(std::string chunk) {
   size_ += chunk.size();
-  segments_.push_back(Segment{std::move(chunk), {}, false});
+  Add(Segment{std::move(chunk), {}, false});
 }
 
 void HttpBody::AppendView(std::string_view view) {
   size_ += view.size();
-  segments_.push_back(Segment{{}, view, true});
+  Add(Segment{{}, view, true});
 }
 
 std::string HttpBody::Flatten() const {
@@ -83,7 +116,9 @@ std::string HttpBody::Flatten() const {
 }
 
 void HttpBody::Clear() {
-  segments_.clear();
+  first_ = Segment{};
+  more_.clear();
+  segment_count_ = 0;
   owners_.clear();
   size_ = 0;
 }

@@ -1,5 +1,6 @@
 // The project's own HTTP interface: what handlers see of a request and how they answer it. Only
-// http_server.cc knows the wire library (Boost.Beast) behind these types.
+// the transport (http_server.cc, http_session.cc, http_responder.cc) knows the wire library
+// (Boost.Beast) behind these types.
 //
 // Ownership: an HttpRequest is owned by the connection and lent to the handler for the duration of
 // the call; its body is a shared buffer the handler may keep (inference inputs view into it). An
@@ -7,6 +8,7 @@
 // any thread.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -35,21 +37,26 @@ std::string_view HttpMethodName(HttpMethod method);
 // Header fields in arrival order; names compare case-insensitively. Not thread-safe.
 class HttpHeaders {
  public:
-  void Add(std::string name, std::string value) {
-    entries_.emplace_back(std::move(name), std::move(value));
-  }
+  void Add(std::string name, std::string value);
+  // Same, copying into the storage of a field removed by Clear when there is one: a connection
+  // reusing one HttpHeaders stops allocating once its strings are long enough.
+  void AddCopy(std::string_view name, std::string_view value);
+  // Removes every field; keeps their storage for AddCopy.
+  void Clear() { size_ = 0; }
   // The value of the first field called `name`, or nullptr.
   const std::string* Find(std::string_view name) const;
   // How many fields are called `name`.
   size_t Count(std::string_view name) const;
   // Replaces every field called `name` with one field.
   void Set(std::string_view name, std::string value);
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return size_; }
   auto begin() const { return entries_.begin(); }
-  auto end() const { return entries_.end(); }
+  auto end() const { return entries_.begin() + static_cast<std::ptrdiff_t>(size_); }
 
  private:
+  // The fields are entries_[0, size_); the rest is storage kept by Clear.
   std::vector<std::pair<std::string, std::string>> entries_;
+  size_t size_ = 0;
 };
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
@@ -84,13 +91,12 @@ class HttpBody {
   bool empty() const { return size_ == 0; }
 
   // Calls fn(std::string_view) for each non-empty buffer in order. The views are valid while the
-  // body is neither modified nor destroyed.
+  // body is neither modified, moved nor destroyed.
   template <typename Fn>
   void ForEachBuffer(Fn&& fn) const {
-    for (const Segment& s : segments_) {
-      const std::string_view v = s.borrowed ? s.view : std::string_view(s.owned);
-      if (!v.empty()) fn(v);
-    }
+    if (segment_count_ == 0) return;
+    Visit(first_, fn);
+    for (const Segment& s : more_) Visit(s, fn);
   }
   std::string Flatten() const;
   void Clear();
@@ -101,7 +107,17 @@ class HttpBody {
     std::string_view view;
     bool borrowed = false;
   };
-  std::vector<Segment> segments_;
+  template <typename Fn>
+  static void Visit(const Segment& s, Fn& fn) {
+    const std::string_view v = s.borrowed ? s.view : std::string_view(s.owned);
+    if (!v.empty()) fn(v);
+  }
+  void Add(Segment segment);
+
+  // The first segment is inline: most bodies are one buffer, which then costs no allocation.
+  Segment first_;
+  std::vector<Segment> more_;
+  size_t segment_count_ = 0;
   std::vector<std::shared_ptr<const void>> owners_;
   size_t size_ = 0;
 };
