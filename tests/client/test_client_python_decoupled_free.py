@@ -64,6 +64,49 @@ class TritonPythonModel:
         sender.send(pb_utils.InferenceResponse([pb_utils.Tensor("OUT", out)]), flags=FINAL)
 '''
 
+# After `execute` returned (the instance idle), a sender thread asks is_cancelled() and makes a BLS
+# call to double_py; its one response OUT = [cancelled] + 2 * IN, FINAL.
+IDLE_BLS = '''
+import threading
+import time
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for r in requests:
+            data = pb_utils.get_input_tensor_by_name(r, "IN").as_numpy().copy()
+            threading.Thread(target=self.respond, daemon=True,
+                             args=(data, r.get_response_sender())).start()
+        return None
+
+    def respond(self, data, sender):
+        time.sleep(0.5)
+        cancelled = sender.is_cancelled()
+        bls = pb_utils.InferenceRequest(model_name="double_py", requested_output_names=["OUT"],
+                                        inputs=[pb_utils.Tensor("IN", data)]).exec()
+        if bls.has_error():
+            sender.send(pb_utils.InferenceResponse(error=bls.error()),
+                        flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+            return
+        out = pb_utils.get_output_tensor_by_name(bls, "OUT").as_numpy()
+        out = np.concatenate([np.array([int(cancelled)], dtype=np.uint8), out])
+        sender.send(pb_utils.InferenceResponse([pb_utils.Tensor("OUT", out)]),
+                    flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+'''
+
+DOUBLE = '''
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        return [pb_utils.InferenceResponse([pb_utils.Tensor(
+            "OUT", pb_utils.get_input_tensor_by_name(r, "IN").as_numpy() * 2)]) for r in requests]
+'''
+
 SIZE = 256 * 1024  # large enough to travel in the shared-memory pool, not the socket
 
 
@@ -80,6 +123,13 @@ def server(tmp_path):
     (tmp_path / "free_py" / "1").mkdir(parents=True)
     (tmp_path / "free_py" / "config.pbtxt").write_text(cfg)
     (tmp_path / "free_py" / "1" / "model.py").write_text(FREE)
+    for name, code, decoupled in (("idle_bls_py", IDLE_BLS, True), ("double_py", DOUBLE, False)):
+        extra = "model_transaction_policy { decoupled: true }" if decoupled else ""
+        (tmp_path / name / "1").mkdir(parents=True)
+        (tmp_path / name / "config.pbtxt").write_text(python_models.config(
+            name, [python_models.io("IN", "TYPE_UINT8", [-1])],
+            [python_models.io("OUT", "TYPE_UINT8", [-1])], extra=extra))
+        (tmp_path / name / "1" / "model.py").write_text(code)
     s = GrpcServer([str(tmp_path)], name="client-python-decoupled-free").start()
     s.order_log = tmp_path / "free_py" / "order.log"
     yield s
@@ -142,3 +192,20 @@ def test_next_request_runs_while_earlier_one_sends_aio(server):
         return got
 
     check(server, asyncio.run(run()), data)
+
+
+def test_sender_thread_asks_and_calls_bls_after_execute_returned(server):
+    data = np.arange(1, 9, dtype=np.uint8)
+    results = queue.Queue()
+    c = grpcclient.InferenceServerClient(server.target())
+    c.start_stream(callback=lambda result, error: results.put((result, error)))
+    try:
+        t = grpcclient.InferInput("IN", [data.size], "UINT8")
+        t.set_data_from_numpy(data)
+        c.async_stream_infer("idle_bls_py", [t], request_id="idle")
+        result, error = results.get(timeout=30)
+    finally:
+        c.stop_stream()
+        c.close()
+    assert error is None, error
+    assert result.as_numpy("OUT").tolist() == [0] + (data * 2).tolist()
