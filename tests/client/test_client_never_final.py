@@ -17,6 +17,33 @@ import python_models
 STUB_TIMEOUT_S = 3
 
 
+# Sends OUT = [k] for k in 0..4 one second apart from a thread, the last with FINAL: 4 s in all,
+# longer than stub-timeout-seconds, but never silent that long.
+SLOW_STREAM = '''
+import threading
+import time
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for r in requests:
+            threading.Thread(target=self.respond, args=(r.get_response_sender(),),
+                             daemon=True).start()
+        return None
+
+    def respond(self, sender):
+        for k in range(5):
+            flags = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL if k == 4 else 0
+            sender.send(pb_utils.InferenceResponse(
+                [pb_utils.Tensor("OUT", np.array([k], dtype=np.int32))]), flags=flags)
+            if k < 4:
+                time.sleep(1)
+'''
+
+
 def write_model(root):
     cfg = python_models.config("never_final_py", [python_models.io("IN", "TYPE_INT32", [1])],
                                [python_models.io("OUT", "TYPE_INT32", [1])],
@@ -24,6 +51,12 @@ def write_model(root):
     (root / "never_final_py" / "1").mkdir(parents=True)
     (root / "never_final_py" / "config.pbtxt").write_text(cfg)
     (root / "never_final_py" / "1" / "model.py").write_text(python_models.NEVER_FINAL)
+    cfg = python_models.config("slow_stream_py", [python_models.io("IN", "TYPE_INT32", [1])],
+                               [python_models.io("OUT", "TYPE_INT32", [1])],
+                               extra="model_transaction_policy { decoupled: true }")
+    (root / "slow_stream_py" / "1").mkdir(parents=True)
+    (root / "slow_stream_py" / "config.pbtxt").write_text(cfg)
+    (root / "slow_stream_py" / "1" / "model.py").write_text(SLOW_STREAM)
 
 
 def start(tmp_path, name):
@@ -104,3 +137,47 @@ def test_server_stop_fails_the_held_request(tmp_path):
         c.close()
         stopper.join()
     assert rc == [0], s.stderr()[-4000:]
+
+
+def test_held_request_fails_after_stub_timeout_of_silence(tmp_path):
+    """Without an unload: the held requests fail once they sent nothing for stub-timeout-seconds;
+    the stub is not restarted and serves the next request."""
+    s = start(tmp_path, "client-never-final-silence")
+    try:
+        c, results = open_stream(s)
+        assert held_errors(results) == [HELD, HELD]
+        t = grpcclient.InferInput("IN", [1], "INT32")
+        t.set_data_from_numpy(np.array([7], dtype=np.int32))
+        c.async_stream_infer("never_final_py", [t], request_id="after")
+        result, error = results.get(timeout=20)
+        assert error is None and result.as_numpy("OUT").tolist() == [7], error
+        c.stop_stream()
+        c.close()
+        assert "restart" not in s.stderr()
+    finally:
+        assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def test_stream_longer_than_stub_timeout_completes_while_it_sends(tmp_path):
+    s = start(tmp_path, "client-never-final-slow-stream")
+    try:
+        results = queue.Queue()
+        c = grpcclient.InferenceServerClient(s.target())
+        c.start_stream(callback=lambda result, error: results.put((result, error)))
+        t = grpcclient.InferInput("IN", [1], "INT32")
+        t.set_data_from_numpy(np.array([1], dtype=np.int32))
+        c.async_stream_infer("slow_stream_py", [t], request_id="slow",
+                             enable_empty_final_response=True)
+        outs = []
+        final = False
+        while not final:
+            result, error = results.get(timeout=20)
+            assert error is None, error
+            final = result.get_response().parameters["triton_final_response"].bool_param
+            if result.as_numpy("OUT") is not None:
+                outs.append(int(result.as_numpy("OUT")[0]))
+        assert outs == [0, 1, 2, 3, 4]
+        c.stop_stream()
+        c.close()
+    finally:
+        assert s.stop() == 0, s.stderr()[-4000:]
