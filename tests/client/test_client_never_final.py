@@ -4,7 +4,9 @@ The plugin is a Python model.py (backends/python) that answers OUT = IN once and
 response senders; its single instance is free once `execute` returns (Triton's), so a second
 request runs while the first is held."""
 
+import os
 import queue
+import signal
 import threading
 import time
 
@@ -59,11 +61,11 @@ def write_model(root):
     (root / "slow_stream_py" / "1" / "model.py").write_text(SLOW_STREAM)
 
 
-def start(tmp_path, name):
+def start(tmp_path, name, stub_timeout_s=STUB_TIMEOUT_S):
     write_model(tmp_path)
     return GrpcServer([str(tmp_path)], ["--model-control-mode=explicit", "--load-model=*",
                                         f"--backend-config=python,stub-timeout-seconds="
-                                        f"{STUB_TIMEOUT_S}"], name=name).start()
+                                        f"{stub_timeout_s}"], name=name).start()
 
 
 def open_stream(server):
@@ -179,5 +181,44 @@ def test_stream_longer_than_stub_timeout_completes_while_it_sends(tmp_path):
         assert outs == [0, 1, 2, 3, 4]
         c.stop_stream()
         c.close()
+    finally:
+        assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def stub_pid(server):
+    """The pid of never_final_py's stub process (a child running the stub script)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        stub = b"nereid_python_stub.py" in cmd and b"never_final_py" in cmd
+        if ppid == server.proc.pid and stub:
+            return int(entry)
+    raise AssertionError("no stub process")
+
+
+def test_stub_killed_while_requests_are_held_fails_them(tmp_path):
+    """The held requests of earlier executions fail when their stub dies while the instance is idle
+    (long before the 60 s stub timeout); the stub is restarted."""
+    s = start(tmp_path, "client-never-final-killed", stub_timeout_s=60)
+    try:
+        c, results = open_stream(s)
+        os.kill(stub_pid(s), signal.SIGKILL)
+        errors = [results.get(timeout=20) for _ in range(2)]
+        assert [e.message() for _, e in errors] == [HELD, HELD], errors
+        c.stop_stream()
+        c.close()
+        h = httpclient.InferenceServerClient(f"127.0.0.1:{s.port}")
+        for _ in range(200):  # the watcher restarts the stub
+            if h.is_model_ready("never_final_py"):
+                break
+            time.sleep(0.1)
+        assert h.is_model_ready("never_final_py")
     finally:
         assert s.stop() == 0, s.stderr()[-4000:]
