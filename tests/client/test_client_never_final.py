@@ -185,31 +185,14 @@ def test_stream_longer_than_stub_timeout_completes_while_it_sends(tmp_path):
         assert s.stop() == 0, s.stderr()[-4000:]
 
 
-def stub_pid(server):
-    """The pid of never_final_py's stub process (a child running the stub script)."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmd = f.read()
-        except OSError:
-            continue
-        stub = b"nereid_python_stub.py" in cmd and b"never_final_py" in cmd
-        if ppid == server.proc.pid and stub:
-            return int(entry)
-    raise AssertionError("no stub process")
-
-
 def test_stub_killed_while_requests_are_held_fails_them(tmp_path):
     """The held requests of earlier executions fail when their stub dies while the instance is idle
     (long before the 60 s stub timeout); the stub is restarted."""
     s = start(tmp_path, "client-never-final-killed", stub_timeout_s=60)
     try:
         c, results = open_stream(s)
-        os.kill(stub_pid(s), signal.SIGKILL)
+        [pid] = python_models.stub_pids(s, "never_final_py")
+        os.kill(pid, signal.SIGKILL)
         errors = [results.get(timeout=20) for _ in range(2)]
         assert [e.message() for _, e in errors] == [HELD, HELD], errors
         c.stop_stream()
