@@ -24,23 +24,27 @@ void ExitWaiter::Wake() {
   (void)!write(event_fd_, &one, sizeof(one));
 }
 
-bool ExitWaiter::Wait(pid_t pid) {
+ExitWaiter::Event ExitWaiter::Wait(pid_t pid, int read_fd, int timeout_ms) {
   int pid_fd = -1;
   if (pid > 0) {
     pid_fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-    if (pid_fd < 0 && errno == ESRCH) return true;  // already reaped
+    if (pid_fd < 0 && errno == ESRCH) return Event::kExited;  // already reaped
   }
-  pollfd fds[2] = {{event_fd_, POLLIN, 0}, {pid_fd, POLLIN, 0}};
-  const nfds_t n = pid_fd >= 0 ? 2 : 1;
-  while (poll(fds, n, -1) < 0 && errno == EINTR) {
+  // Negative fds are ignored by poll.
+  pollfd fds[3] = {{event_fd_, POLLIN, 0}, {pid_fd, POLLIN, 0}, {read_fd, POLLIN, 0}};
+  int ready = 0;
+  while ((ready = poll(fds, 3, timeout_ms)) < 0 && errno == EINTR) {
   }
+  if (ready == 0) return Event::kWoken;  // timed out
   const bool exited = pid_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
   if (pid_fd >= 0) close(pid_fd);
-  if (!exited) {
+  if (exited) return Event::kExited;
+  if ((fds[0].revents & POLLIN) != 0) {
     uint64_t count = 0;
     (void)!read(event_fd_, &count, sizeof(count));
+    return Event::kWoken;
   }
-  return exited;
+  return Event::kReadable;
 }
 
 }  // namespace nereid::backends::python

@@ -1,5 +1,7 @@
-// Waits until a process exits (a pidfd) or someone calls Wake() (an eventfd): the python
-// backend's instance watcher uses it to notice a stub that dies while the instance is idle.
+// Waits until a process exits (a pidfd), a socket is readable or someone calls Wake() (an
+// eventfd): the python
+// backend's instance watcher uses it to notice a stub that dies while the instance is idle,
+// and a stub that sends (a decoupled model's sender threads) while it is idle.
 //
 // Thread-safety: Wait from one thread at a time; Wake from any thread.
 #pragma once
@@ -19,10 +21,12 @@ class ExitWaiter {
   ExitWaiter(const ExitWaiter&) = delete;
   ExitWaiter& operator=(const ExitWaiter&) = delete;
 
-  // Blocks until process `pid` exits (also: has exited, or is not our child any more) or Wake()
-  // is called (a Wake() before Wait() counts). pid <= 0 waits for Wake() only. Returns true when
-  // the process is gone, false when woken.
-  bool Wait(pid_t pid);
+  enum class Event { kExited, kWoken, kReadable };
+  // Blocks until process `pid` exits (also: has exited, or is not our child any more), Wake()
+  // is called (a Wake() before Wait() counts) or `read_fd` (>= 0) has bytes to read. pid <= 0
+  // waits for Wake() (and `read_fd`) only. An exit wins over the others. After `timeout_ms`
+  // (>= 0) without any of them, returns kWoken.
+  Event Wait(pid_t pid, int read_fd = -1, int timeout_ms = -1);
   void Wake();
 
  private:

@@ -3,7 +3,9 @@
 //
 // Thread-safety: PythonBackend and PythonModel are immutable after construction; a
 // PythonInstance is used by one Execute at a time (the core's contract) and by its watcher
-// thread, which restarts a dead stub: both hold the instance's mutex while they use the stub.
+// thread, which restarts a dead stub and, while the instance is idle, reads what a decoupled
+// model's sender threads send for requests of earlier executions: both hold the instance's mutex
+// while they use the stub.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +19,7 @@
 #include <filesystem>
 #include <future>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,6 +30,7 @@
 #include "common/thread_annotations.h"
 #include "nereid/backend_api.h"
 #include "python/batch_split.h"
+#include "python/block_claims.h"
 #include "python/custom_metrics.h"
 #include "python/exit_waiter.h"
 #include "python/metric_message.h"
@@ -132,6 +136,7 @@ class PythonInstance final : public backend::ModelInstance {
     if (waiter_ != nullptr) waiter_->Wake();
     if (watcher_.joinable()) watcher_.join();
     MutexLock lock(mu_);
+    FailPending();  // a decoupled request that never sent FINAL ends here (unload, stop)
     if (stub_ == nullptr) {
       model_->settings->metrics->ReleaseOwner(metrics_owner_);
       return;
@@ -188,9 +193,11 @@ class PythonInstance final : public backend::ModelInstance {
                 ") " + std::string(s.message()) + "; restarting it");
         restarting_ = true;
         ReportHealth(false, Restarting());
+        FailPending();
         stub_.reset();  // kills it; the watcher sees it gone
         return NotHealthy();
       }
+      if (!pending_.empty()) waiter_->Wake();  // the watcher reads the stub while we are idle
       return s;
     } catch (const std::exception& e) {
       return Internal(std::string("python backend: ") + e.what());
@@ -215,6 +222,7 @@ class PythonInstance final : public backend::ModelInstance {
     // The previous stub's metrics go with it; the new one creates its own in initialize().
     model_->settings->metrics->ReleaseOwner(metrics_owner_);
     metrics_owner_ = next_metrics_owner++;
+    claims_.Clear();  // the pool went with the previous stub
     NEREID_ASSIGN_OR_RETURN(stub_, StubProcess::Start(model_->command));
     starting_pid_ = stub_->pid();
     if (stopping_) stub_->Kill();  // the destructor may have missed starting_pid_
@@ -275,36 +283,135 @@ class PythonInstance final : public backend::ModelInstance {
   void Watch() {
     while (!stopping_) {
       pid_t pid = 0;
+      int read_fd = -1;     // the stub's socket while requests of earlier executions still send
+      int timeout_ms = -1;  // until the next pending request's deadline
       {
         MutexLock lock(mu_);
-        if (stub_ != nullptr) pid = stub_->pid();
+        timeout_ms = ExpirePending();
+        if (stub_ != nullptr) {
+          pid = stub_->pid();
+          if (!pending_.empty()) {
+            if (stub_->Readable()) {
+              ReadIdle();
+              continue;
+            }
+            read_fd = stub_->fd();
+          }
+        }
       }
-      if (!waiter_->Wait(pid) || stopping_) continue;
+      const ExitWaiter::Event event = waiter_->Wait(pid, read_fd, timeout_ms);
+      if (event != ExitWaiter::Event::kExited || stopping_) continue;  // readable: read above
       MutexLock lock(mu_);  // waits for an Execute in flight, which fails on the dead stub
       if (stopping_) break;
       if (stub_ != nullptr && stub_->pid() != pid) continue;  // already replaced
-      restarting_ = true;
-      ReportHealth(false, Restarting());
       if (stub_ != nullptr) {
         Log(*model_->settings, backend::LogLevel::kError,
             "python backend: stub of '" + options_.name + "' (pid " + std::to_string(pid) +
                 ") exited; restarting it");
       }
-      stub_.reset();  // reaps it
-      Status s = Start();
-      restarting_ = false;
-      if (s.ok()) {
-        Log(*model_->settings, backend::LogLevel::kInfo,
-            "python backend: stub of '" + options_.name + "' restarted (pid " +
-                std::to_string(stub_->pid()) + ")");
-        ReportHealth(true, "");
-      } else if (!stopping_) {
-        Log(*model_->settings, backend::LogLevel::kError,
-            "python backend: restarting the stub of '" + options_.name +
-                "' failed: " + s.message());
-        ReportHealth(false, RestartFailed(s));
+      Restart();
+    }
+  }
+
+  // Replaces a dead (or broken) stub, failing the requests still waiting for its responses.
+  void Restart() REQUIRES(mu_) {
+    restarting_ = true;
+    ReportHealth(false, Restarting());
+    FailPending();
+    stub_.reset();  // reaps it
+    Status s = Start();
+    restarting_ = false;
+    if (s.ok()) {
+      Log(*model_->settings, backend::LogLevel::kInfo,
+          "python backend: stub of '" + options_.name + "' restarted (pid " +
+              std::to_string(stub_->pid()) + ")");
+      ReportHealth(true, "");
+    } else if (!stopping_) {
+      Log(*model_->settings, backend::LogLevel::kError,
+          "python backend: restarting the stub of '" + options_.name + "' failed: " + s.message());
+      ReportHealth(false, RestartFailed(s));
+    }
+  }
+
+  // The instance is idle and the stub sent something (a sender thread of a decoupled model): one
+  // frame, handled as during an execution. A stub that breaks the protocol is restarted.
+  void ReadIdle() REQUIRES(mu_) {
+    broken_ = false;
+    const auto deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
+    bool done = false;
+    Status s = ReadDecoupledFrame(nullptr, deadline, &done);
+    if (s.ok() && done) s = Channel(Internal("unexpected 'done' message"));
+    if (s.ok()) return;
+    broken_ = true;
+    Log(*model_->settings, backend::LogLevel::kError,
+        "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
+            ") " + std::string(s.message()) + "; restarting it");
+    Restart();
+  }
+
+  // Fails the pending requests that sent nothing for stub-timeout-seconds (a sender kept and
+  // never used: without it an unload or a server stop, which wait for every request, would wait
+  // forever). Returns the milliseconds until the next deadline (-1: none).
+  int ExpirePending() REQUIRES(mu_) {
+    const auto now = std::chrono::steady_clock::now();
+    auto next = std::chrono::steady_clock::time_point::max();
+    std::vector<int64_t> expired;
+    for (const auto& [id, p] : pending_) {
+      if (p.deadline <= now) {
+        expired.push_back(id);
+      } else {
+        next = std::min(next, p.deadline);
       }
     }
+    for (int64_t id : expired) {
+      const std::shared_ptr<backend::ResponseSender> sender = pending_[id].sender;
+      FinishRequest(id);
+      (void)sender->SendError(NotHealthy(), backend::kResponseFinal);
+    }
+    if (next == std::chrono::steady_clock::time_point::max()) return -1;
+    return static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1);
+  }
+
+  // Fails every request still waiting for its FINAL (the stub is gone or the instance ends).
+  void FailPending() REQUIRES(mu_) {
+    for (auto& [id, p] : pending_) {
+      (void)p.sender->SendError(NotHealthy(), backend::kResponseFinal);
+    }
+    pending_.clear();
+    group_left_.clear();
+    claims_.Clear();
+  }
+
+  // A decoupled request got its FINAL (or its execution failed): its group's blocks may go once
+  // every request of the group is done and its execute returned.
+  void FinishRequest(int64_t id) REQUIRES(mu_) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    const int64_t group = it->second.group;
+    pending_.erase(it);
+    if (--group_left_[group] == 0 && group != executing_group_) CloseGroup(group);
+  }
+
+  void CloseGroup(int64_t group) REQUIRES(mu_) {
+    group_left_.erase(group);
+    claims_.Close(group);
+  }
+
+  // Blocks written for the stub since the last call may be viewed by any request still sending.
+  void ClaimWritten() REQUIRES(mu_) {
+    for (uint64_t offset : stub_->TakeWrittenBlocks()) claims_.ClaimByAll(offset);
+  }
+
+  // Frees the pool's blocks no request may view any more (ADR 0014): all of them when no
+  // decoupled request is still sending.
+  void FreeBlocks() REQUIRES(mu_) {
+    if (claims_.empty()) {
+      (void)claims_.TakeLoose();
+      stub_->ReleaseBlocks();
+      return;
+    }
+    for (uint64_t offset : claims_.TakeLoose()) stub_->FreeBlock(offset);
   }
 
  private:
@@ -328,7 +435,11 @@ class PythonInstance final : public backend::ModelInstance {
 
   Status RunOnStub(const backend::ExecuteArgs& args) REQUIRES(mu_) {
     const auto deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
-    stub_->ReleaseBlocks();  // the previous execution's, done with (ADR 0014)
+    FreeBlocks();  // those of finished executions (ADR 0014)
+    const int64_t first_request = next_request_;
+    next_request_ +=
+        static_cast<int64_t>(args.requests.empty() ? args.senders.size() : args.requests.size());
+    first_request_ = first_request;
     std::vector<std::string> requested;
     for (const std::string& name : model_->outputs) {
       if (args.outputs == nullptr || args.outputs->IsRequested(name)) requested.push_back(name);
@@ -340,10 +451,32 @@ class PythonInstance final : public backend::ModelInstance {
     for (const RequestHeader& r : requests) {
       for (const auto& t : r.inputs) chunks.push_back(t.data);
     }
-    const std::string header = EncodeExecute(options_.name, model_->model_name, requests);
+    const std::string header =
+        EncodeExecute(options_.name, model_->model_name, requests, first_request);
     NEREID_RETURN_IF_ERROR(Channel(stub_->Write(header, chunks)));
     if (args.times != nullptr) args.times->input_end_ns = backend::ExecuteClockNs();
-    if (model_->decoupled) return ReadDecoupled(args, deadline);
+    if (model_->decoupled) {
+      // The execution's requests, pending until their FINAL (also after execute returned).
+      claims_.Open(first_request);
+      executing_group_ = first_request;
+      group_left_[first_request] = static_cast<int>(args.senders.size());
+      for (size_t i = 0; i < args.senders.size(); ++i) {
+        pending_[first_request + static_cast<int64_t>(i)] = {args.senders[i], first_request,
+                                                             deadline};
+      }
+      for (uint64_t offset : stub_->TakeWrittenBlocks()) claims_.Claim(offset, first_request);
+      Status s = ReadDecoupled(args, deadline);
+      executing_group_ = -1;
+      if (!s.ok()) {  // the core fails the execution's requests: later sends for them are dropped
+        for (size_t i = 0; i < args.senders.size(); ++i) {
+          FinishRequest(first_request + static_cast<int64_t>(i));
+        }
+      }
+      if (group_left_.count(first_request) != 0 && group_left_[first_request] == 0) {
+        CloseGroup(first_request);
+      }
+      return s;
+    }
     return ReadResult(args, requests, deadline);
   }
 
@@ -370,7 +503,7 @@ class PythonInstance final : public backend::ModelInstance {
           NEREID_RETURN_IF_ERROR(Channel(HandleMetric(*json)));
           continue;
         }
-        StatusOr<bool> answered = AnswerQuestion(*m, payload, deadline, args);
+        StatusOr<bool> answered = AnswerQuestion(*m, payload, deadline, &args);
         NEREID_RETURN_IF_ERROR(Channel(answered.status()));
         if (*answered) continue;
         if (m->op == "error") return Failed(m->message);
@@ -413,7 +546,7 @@ class PythonInstance final : public backend::ModelInstance {
   // when `m` is no question.
   StatusOr<bool> AnswerQuestion(const StubMessage& m, std::span<const char> payload,
                                 std::chrono::steady_clock::time_point deadline,
-                                const backend::ExecuteArgs& args) REQUIRES(mu_) {
+                                const backend::ExecuteArgs* args) REQUIRES(mu_) {
     if (m.op == "bls") {
       NEREID_RETURN_IF_ERROR(m.decoupled ? RunBlsStream(m, payload, deadline)
                                          : RunBls(m, payload, deadline));
@@ -553,18 +686,23 @@ class PythonInstance final : public backend::ModelInstance {
     return WriteBlsResult(m.tag, result, true);
   }
 
-  // Answers request.is_cancelled(): the state of the request's response sender (decoupled
-  // models), else the request's own cancellation state (API v5).
-  Status AnswerCancelled(const StubMessage& m, const backend::ExecuteArgs& args) REQUIRES(mu_) {
+  // Answers request.is_cancelled() of request id `m.request`: the state of its response sender
+  // (decoupled models; false once it sent FINAL), else the request's own cancellation state (API
+  // v5) during the execution `args` (null: idle).
+  Status AnswerCancelled(const StubMessage& m, const backend::ExecuteArgs* args) REQUIRES(mu_) {
     bool cancelled = false;
-    const auto i = static_cast<size_t>(m.request);
-    if (!args.senders.empty()) {
-      if (m.request < 0 || i >= args.senders.size()) {
-        return Internal("is_cancelled for an unknown request");
+    if (m.request < 0 || m.request >= next_request_) {
+      return Internal("is_cancelled for an unknown request");
+    }
+    if (model_->decoupled) {
+      if (auto it = pending_.find(m.request); it != pending_.end()) {
+        cancelled = it->second.sender->IsCancelled();
       }
-      cancelled = args.senders[i]->IsCancelled();
-    } else if (m.request >= 0 && i < args.requests.size() && args.requests[i].is_cancelled) {
-      cancelled = args.requests[i].is_cancelled();
+    } else if (args != nullptr && m.request >= first_request_) {
+      const auto i = static_cast<size_t>(m.request - first_request_);
+      if (i < args->requests.size() && args->requests[i].is_cancelled) {
+        cancelled = args->requests[i].is_cancelled();
+      }
     }
     return stub_->Write(EncodeCancelled(m.tag, cancelled), {});
   }
@@ -605,49 +743,68 @@ class PythonInstance final : public backend::ModelInstance {
     return result;
   }
 
+  // Reads the stub until the decoupled execute returned; requests without FINAL stay pending
+  // (the watcher reads their responses while the instance is idle).
   Status ReadDecoupled(const backend::ExecuteArgs& args,
                        std::chrono::steady_clock::time_point deadline) REQUIRES(mu_) {
-    std::vector<bool> final(args.senders.size(), false);
     bool done = false;
-    while (!done || std::find(final.begin(), final.end(), false) != final.end()) {
-      StatusOr<Frame> f = stub_->Read(deadline);
-      NEREID_RETURN_IF_ERROR(Channel(f.status()));
-      StatusOr<StubMessage> m = ParseStubMessage(f->json, f->payload.size());
-      NEREID_RETURN_IF_ERROR(Channel(m.status()));
-      if (m->op == "log") {
-        Log(*model_->settings, StubLogLevel(m->level), m->message);
-      } else if (m->op == "done") {
-        done = true;
-      } else if (m->op == "metric") {
-        NEREID_RETURN_IF_ERROR(Channel(HandleMetric(f->json)));
-      } else if (StatusOr<bool> answered = AnswerQuestion(*m, f->payload, deadline, args);
-                 !answered.ok() || *answered) {
-        NEREID_RETURN_IF_ERROR(Channel(answered.status()));
-      } else if (m->op == "error") {
-        return Failed(m->message);
-      } else if (m->op == "send") {
-        if (m->request < 0 || static_cast<size_t>(m->request) >= args.senders.size()) {
-          return Channel(Internal("response for an unknown request"));
-        }
-        const auto& sender = args.senders[static_cast<size_t>(m->request)];
-        if (m->flags & backend::kResponseFinal) final[static_cast<size_t>(m->request)] = true;
-        if (m->response.has_error) {
-          (void)sender->SendError(
-              Status(StubErrorCode(m->response.error.code), m->response.error.message), m->flags);
-          continue;
-        }
-        std::vector<backend::TensorRef> refs;
-        for (const TensorDesc& t : m->response.outputs) {
-          refs.push_back({t.name, t.data_type, t.shape,
-                          std::span<const char>(f->payload.data() + t.offset, t.size)});
-        }
-        if (Status s = sender->Send(refs, m->flags); !s.ok()) {
-          Log(*model_->settings, backend::LogLevel::kError,
-              "python backend: '" + options_.name + "': " + std::string(s.message()));
-        }
-      } else {
-        return Channel(Internal("unexpected '" + m->op + "' message"));
-      }
+    while (!done) NEREID_RETURN_IF_ERROR(ReadDecoupledFrame(&args, deadline, &done));
+    return Status::Ok();
+  }
+
+  // One frame of a decoupled model's stub, during the execution `args` (null: idle); `done` when
+  // the execute returned.
+  Status ReadDecoupledFrame(const backend::ExecuteArgs* args,
+                            std::chrono::steady_clock::time_point deadline, bool* done)
+      REQUIRES(mu_) {
+    StatusOr<Frame> f = stub_->Read(deadline);
+    NEREID_RETURN_IF_ERROR(Channel(f.status()));
+    StatusOr<StubMessage> m = ParseStubMessage(f->json, f->payload.size());
+    NEREID_RETURN_IF_ERROR(Channel(m.status()));
+    if (m->op == "log") {
+      Log(*model_->settings, StubLogLevel(m->level), m->message);
+    } else if (m->op == "done") {
+      *done = true;
+    } else if (m->op == "metric") {
+      NEREID_RETURN_IF_ERROR(Channel(HandleMetric(f->json)));
+    } else if (StatusOr<bool> answered = AnswerQuestion(*m, f->payload, deadline, args);
+               !answered.ok() || *answered) {
+      NEREID_RETURN_IF_ERROR(Channel(answered.status()));
+      ClaimWritten();  // a BLS answer: its blocks may be viewed by any request still sending
+    } else if (m->op == "error" && args != nullptr) {
+      return Failed(m->message);
+    } else if (m->op == "send") {
+      return Send(*m, f->payload);
+    } else {
+      return Channel(Internal("unexpected '" + m->op + "' message"));
+    }
+    return Status::Ok();
+  }
+
+  // A decoupled response: to the sender of request id `m.request`. A response for a request that
+  // has ended (its execution failed) is dropped; the stub refuses sends after FINAL itself.
+  Status Send(const StubMessage& m, std::span<const char> payload) REQUIRES(mu_) {
+    if (m.request < 0 || m.request >= next_request_) {
+      return Channel(Internal("response for an unknown request"));
+    }
+    auto it = pending_.find(m.request);
+    if (it == pending_.end()) return Status::Ok();
+    const std::shared_ptr<backend::ResponseSender> sender = it->second.sender;
+    it->second.deadline = std::chrono::steady_clock::now() + model_->settings->stub_timeout;
+    if (m.flags & backend::kResponseFinal) FinishRequest(m.request);
+    if (m.response.has_error) {
+      (void)sender->SendError(
+          Status(StubErrorCode(m.response.error.code), m.response.error.message), m.flags);
+      return Status::Ok();
+    }
+    std::vector<backend::TensorRef> refs;
+    for (const TensorDesc& t : m.response.outputs) {
+      refs.push_back(
+          {t.name, t.data_type, t.shape, std::span<const char>(payload.data() + t.offset, t.size)});
+    }
+    if (Status s = sender->Send(refs, m.flags); !s.ok()) {
+      Log(*model_->settings, backend::LogLevel::kError,
+          "python backend: '" + options_.name + "': " + std::string(s.message()));
     }
     return Status::Ok();
   }
@@ -662,7 +819,22 @@ class PythonInstance final : public backend::ModelInstance {
   std::atomic<bool> stopping_{false};          // the instance is being destroyed
   std::atomic<pid_t> starting_pid_{0};         // the stub running initialize(), for the destructor
   int64_t metrics_owner_ GUARDED_BY(mu_) = 0;  // the stub's CustomMetrics owner id
-  std::unique_ptr<ExitWaiter> waiter_;         // set before watcher_ starts
+  // Request ids (EncodeExecute): the next one, and the first of the current execution.
+  int64_t next_request_ GUARDED_BY(mu_) = 0;
+  int64_t first_request_ GUARDED_BY(mu_) = 0;
+  // Decoupled requests without FINAL yet, by id, with their execution (group, its first id) and
+  // when they fail unless they send something (stub-timeout-seconds after their execute started
+  // or their last response).
+  struct Pending {
+    std::shared_ptr<backend::ResponseSender> sender;
+    int64_t group = 0;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::map<int64_t, Pending> pending_ GUARDED_BY(mu_);
+  std::map<int64_t, int> group_left_ GUARDED_BY(mu_);  // group -> its requests still pending
+  int64_t executing_group_ GUARDED_BY(mu_) = -1;       // the group whose execute runs
+  BlockClaims claims_ GUARDED_BY(mu_);                 // who may still view which pool block
+  std::unique_ptr<ExitWaiter> waiter_;                 // set before watcher_ starts
   std::thread watcher_;
 };
 

@@ -119,11 +119,18 @@ Status StubProcess::Write(std::string_view json, std::span<const std::span<const
   }
   StatusOr<ShmBlock> block = pool_->Put(chunks);
   if (!block.ok()) return Send(json, chunks);  // the pool cannot grow: the socket carries them
+  written_.push_back(block->offset);
   std::string with_block(json.substr(0, json.size() - 1));
   with_block += json.size() > 2 ? ",\"shm\":[" : "\"shm\":[";
   with_block += std::to_string(block->offset) + "," + std::to_string(block->size) + "," +
                 std::to_string(pool_->size()) + "]}";
   return Send(with_block, {});
+}
+
+bool StubProcess::Readable() const {
+  if (rend_ > rbegin_) return true;
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
 }
 
 Status StubProcess::Send(std::string_view json, std::span<const std::span<const char>> chunks) {

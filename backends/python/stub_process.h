@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nereid/status.h"
@@ -48,11 +49,21 @@ class StubProcess {
   // the socket without a copy in this process. Blocks live until ReleaseBlocks.
   Status Write(std::string_view json, std::span<const std::span<const char>> chunks);
   // Frees every block Write put in the pool: the instance calls it when the stub is done with
-  // them (at the start of the next execution, see ADR 0014).
+  // them (at the start of the next execution when no request is still sending, see ADR 0014).
   void ReleaseBlocks() {
+    written_.clear();
     if (pool_ != nullptr) pool_->FreeAll();
   }
+  // The offsets of the blocks Write put in the pool since the last call: the instance frees them
+  // by itself (FreeBlock) when they may outlive the execution (ADR 0014).
+  std::vector<uint64_t> TakeWrittenBlocks() { return std::exchange(written_, {}); }
+  void FreeBlock(uint64_t offset) {
+    if (pool_ != nullptr) pool_->Free(offset);
+  }
   const ShmPool* pool() const { return pool_.get(); }
+  // True when a frame (or part of one) can be read now: buffered or on the socket.
+  bool Readable() const;
+  int fd() const { return fd_; }
   // Reads one frame; `deadline` bounds the wait (time_point::max(): none). A closed socket, a
   // timeout or a malformed header is an error (the stub is then to be considered dead).
   StatusOr<Frame> Read(std::chrono::steady_clock::time_point deadline);
@@ -88,6 +99,7 @@ class StubProcess {
   std::vector<char> rbuf_;
   size_t rbegin_ = 0;
   size_t rend_ = 0;
+  std::vector<uint64_t> written_;  // blocks put since the last TakeWrittenBlocks
 };
 
 }  // namespace nereid::backends::python

@@ -368,7 +368,7 @@ std::string EncodeBlsStreamResult(int64_t tag, const Status& error,
 }
 
 std::string EncodeExecute(std::string_view instance_name, std::string_view model_name,
-                          std::span<const RequestHeader> requests) {
+                          std::span<const RequestHeader> requests, int64_t first_request) {
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
   auto str = [&w](std::string_view s) { WriteString(&w, s); };
@@ -379,6 +379,8 @@ std::string EncodeExecute(std::string_view instance_name, std::string_view model
   str(instance_name);
   str("model_name");
   str(model_name);
+  str("first_request");
+  w.Int64(first_request);
   str("requests");
   w.StartArray();
   uint64_t offset = 0;

@@ -55,13 +55,14 @@ struct StubResponse {
 
 // What the stub sent. `op` is one of: "ok" (initialize / finalize done), "error" (`message`;
 // `exception` when user code raised), "log" (`level`, `message`), "result" (`responses`, one per
-// request), "send" (a decoupled response for request `request` with `flags`, outputs or an error),
-// "done" (a decoupled execute returned), "bls" (see below; answered with EncodeBlsResult(`tag`)),
-// "config" (`config`: auto_complete_config's result), "is_cancelled" (is request `request`
-// cancelled? answered with EncodeCancelled(`tag`)), "model_ready" (`model_name`,
-// `model_version`), "load_model" (`model_name`, `config`, `files` in the payload),
-// "unload_model" (`model_name`, `unload_dependents`), answered with EncodeControlAnswer(`tag`),
-// and "metric" (pb_utils.MetricFamily / Metric: parsed by metric_message.h).
+// request), "send" (a decoupled response for request id `request` with `flags`, outputs or an
+// error), "done" (a decoupled execute returned), "bls" (see below; answered with
+// EncodeBlsResult(`tag`)), "config" (`config`: auto_complete_config's result), "is_cancelled" (is
+// request `request` cancelled? `request` is its id; answered with EncodeCancelled(`tag`)),
+// "model_ready" (`model_name`, `model_version`), "load_model" (`model_name`, `config`, `files` in
+// the payload), "unload_model" (`model_name`, `unload_dependents`), answered with
+// EncodeControlAnswer(`tag`), and "metric" (pb_utils.MetricFamily / Metric: parsed by
+// metric_message.h).
 struct StubMessage {
   std::string op;
   std::string message;
@@ -127,7 +128,10 @@ std::string EncodeControlAnswer(int64_t tag, const Status& error, bool ready);
 std::string EncodeCancelled(int64_t tag, bool cancelled);
 
 // The JSON part of an execute frame; the payload is the inputs' bytes, concatenated in order.
+// The requests get the instance's ids `first_request`, `first_request + 1`, ...: the stub names
+// them in "send" and "is_cancelled", also after the execution returned (a decoupled model's
+// sender threads).
 std::string EncodeExecute(std::string_view instance_name, std::string_view model_name,
-                          std::span<const RequestHeader> requests);
+                          std::span<const RequestHeader> requests, int64_t first_request);
 
 }  // namespace nereid::backends::python

@@ -75,8 +75,9 @@ TEST(StubProtocol, EncodesExecuteWithOffsets) {
   r.requested_outputs = {"OUT"};
   r.inputs = {{"A", DataType::kInt32, shape, std::span<const char>(data, 8)},
               {"B", DataType::kInt32, shape, std::span<const char>(data, 8)}};
-  const std::string json = EncodeExecute("m_0", "m", std::span(&r, 1));
+  const std::string json = EncodeExecute("m_0", "m", std::span(&r, 1), 41);
   EXPECT_THAT(json, HasSubstr(R"("id":"x\"y")"));
+  EXPECT_THAT(json, HasSubstr(R"("first_request":41)"));
   EXPECT_THAT(json, HasSubstr(R"("name":"B","datatype":"INT32","shape":[2],"offset":8,"size":8)"));
 }
 

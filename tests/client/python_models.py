@@ -1,6 +1,7 @@
 """Python-backend models (backend: "python") that tests/client/test_client_python_backend.py
 writes into a temporary repository: config.pbtxt + 1/model.py each."""
 
+import os
 import textwrap
 
 
@@ -387,7 +388,11 @@ class TritonPythonModel:
         self.kept = []
 
     def execute(self, requests):
-        self.kept.extend(r.get_response_sender() for r in requests)
+        for r in requests:  # one response OUT = IN, then the sender is kept: FINAL never comes
+            data = pb_utils.get_input_tensor_by_name(r, "IN").as_numpy().copy()
+            sender = r.get_response_sender()
+            sender.send(pb_utils.InferenceResponse([pb_utils.Tensor("OUT", data)]))
+            self.kept.append(sender)
         return None
 '''
 
@@ -555,3 +560,21 @@ class TritonPythonModel:
             responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("ANSWER", out)]))
         return responses
 '''
+
+
+def stub_pids(server, model):
+    """The pids of the server's stub processes of `model` (children running the stub script)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if ppid == server.proc.pid and b"nereid_python_stub.py" in cmd and model.encode() in cmd:
+            out.append(int(entry))
+    return sorted(out)

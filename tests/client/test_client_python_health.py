@@ -36,21 +36,7 @@ def write_model(root, count=1):
 
 
 def stub_pids(server):
-    """The pids of the server's stub processes of MODEL (children running the stub script)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmd = f.read()
-        except OSError:
-            continue
-        if ppid == server.proc.pid and b"nereid_python_stub.py" in cmd and MODEL.encode() in cmd:
-            out.append(int(entry))
-    return sorted(out)
+    return python_models.stub_pids(server, MODEL)
 
 
 def wait_until(predicate, what):

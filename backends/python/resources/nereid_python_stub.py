@@ -230,8 +230,11 @@ class Stub:
         self.model = None
         self.decoupled = False
         self.collected = {}  # request index -> response a non-decoupled model sent
+        self.first_request = 0  # the server's id of the current execution's first request
         self.execute_thread = None  # the thread inside execute() (None between executions)
-        self.pending_finals = 0  # decoupled: requests of the last execution still without FINAL
+        # Decoupled: ids of the requests still without FINAL, of this execution and earlier ones
+        # (the server reads their sends and questions also while the instance is idle).
+        self.pending = set()
         self.finals_lock = threading.Lock()
 
     # Called by pb_utils.
@@ -252,8 +255,8 @@ class Stub:
     def bls(self, request):
         """Runs InferenceRequest.exec(): the server runs the inference; answers a response.
         Any thread may call it while the server listens to this instance (during execute, and
-        for decoupled models until every request's FINAL was sent); calls are answered one at a
-        time, matched by tag."""
+        for decoupled models while a request has not sent its FINAL); calls are answered one at
+        a time, matched by tag."""
         msg, payload = self.channel.call(*self.bls_header(request, False))
         return self.bls_response(msg, payload)
 
@@ -287,20 +290,20 @@ class Stub:
                                            for d in msg.get("outputs", [])])
 
     def is_cancelled(self, index):
-        """request.is_cancelled(): asks the server whether the client gave up on request
-        `index` of the current execution."""
+        """request.is_cancelled(): asks the server whether the client gave up on the request
+        with id `index`."""
         answer, _ = self.channel.call({"op": "is_cancelled", "request": index})
         return bool(answer.get("cancelled"))
 
     def listening(self):
         """True while the server reads this instance's messages (BLS may be answered)."""
         with self.finals_lock:
-            return self.execute_thread is not None or self.pending_finals > 0
+            return self.execute_thread is not None or bool(self.pending)
 
     def send_response(self, index, response, flags):
         if flags & pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL:
             with self.finals_lock:
-                self.pending_finals -= 1
+                self.pending.discard(index)
         chunks = []
         header = {"op": "send", "request": index, "flags": flags}
         if response is not None:
@@ -344,6 +347,7 @@ class Stub:
 
     def make_requests(self, msg, payload):
         requests = []
+        self.first_request = msg.get("first_request", 0)
         for i, r in enumerate(msg["requests"]):
             inputs = [pb_utils.Tensor(d["name"], to_array(d, payload)) for d in r["inputs"]]
             req = pb_utils.InferenceRequest(
@@ -351,20 +355,20 @@ class Stub:
                 inputs=inputs, requested_output_names=r.get("requested", []),
                 flags=r.get("flags", 0), model_name=msg.get("model_name", ""))
             req._parameters = r.get("parameters", "{}")
-            req._index = i
+            req._index = self.first_request + i  # the server's id of the request
             requests.append(req)
         return requests
 
     def collect_response(self, index, response):
         """A non-decoupled model's response sent through its sender (one per request)."""
-        self.collected[index] = response
+        self.collected[index - self.first_request] = response
 
     def execute(self, msg, payload):
         requests = self.make_requests(msg, payload)
         self.collected = {}
         if self.decoupled:
             with self.finals_lock:
-                self.pending_finals = len(requests)
+                self.pending.update(r._index for r in requests)
         try:
             result = self.model.execute(requests)
             if hasattr(result, "__await__"):
@@ -439,6 +443,10 @@ class Stub:
                 except BaseException as e:  # noqa: BLE001 (the batch fails with the text)
                     header, chunks = {"op": "error", "message": error_text(e),
                                       "exception": True}, []
+                if header.get("op") == "error" and self.decoupled:  # the server fails them
+                    first, n = msg.get("first_request", 0), len(msg.get("requests", []))
+                    with self.finals_lock:
+                        self.pending.difference_update(range(first, first + n))
                 self.execute_thread = None
                 self.channel.write(header, chunks)
             elif op == "finalize":
