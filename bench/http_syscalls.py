@@ -9,8 +9,8 @@ e.g.   bench/http_syscalls.py --variant 2threads=build/release/nereid,--http-thr
 Each variant's server runs pinned to core 0 (wrk on core 1, as bench/ab_bench.py), is warmed up
 for one second, then `strace -c -f -p PID` (every thread) counts its system calls while wrk sends
 `identity_fp32` and `simple` JSON requests for --seconds at each connection count. Prints, per
-cell, the calls per request of the calls on the request path (and recvmsg's errors: the EAGAIN of
-a speculative receive). strace slows the server several-fold, so the counts, not the rates, are
+cell, the calls per request of the calls on the request path (and the receives' errors: the
+EAGAIN of a speculative receive; Asio's synchronous read_some receives with recvfrom). strace slows the server several-fold, so the counts, not the rates, are
 the figures; how often a speculative receive finds no data still depends on the client's pace.
 
 With --paced, no strace: per variant and model, bench/nereid_perf (on core 1) finds the peak of a
@@ -33,8 +33,8 @@ import ab_bench  # noqa: E402
 import http_bench  # noqa: E402
 import issue21  # noqa: E402
 
-CALLS = ["recvmsg", "recvmsg EAGAIN", "sendmsg", "epoll_wait", "epoll_ctl", "futex", "write",
-         "read"]
+CALLS = ["recvmsg", "recvmsg EAGAIN", "recvfrom", "recvfrom EAGAIN", "sendmsg", "epoll_wait",
+         "epoll_ctl", "futex", "total"]
 
 
 def strace_counts(text):
@@ -48,6 +48,8 @@ def strace_counts(text):
             errors = int(f[4]) if len(f) == 6 else 0
             out[f[-1]] = calls
             out[f[-1] + " EAGAIN"] = errors
+        elif len(f) >= 4 and f[-1] == "total":
+            out["total"] = int(f[3])
     return out
 
 
@@ -122,7 +124,7 @@ def main():
                           flush=True)
         return
     print(f"{'variant':12} {'model':14} {'c':>3} {'requests':>8} | " +
-          " ".join(f"{c:>14}" for c in CALLS))
+          " ".join(f"{c:>15}" for c in CALLS))
     for _ in range(args.rounds):
         for m, body in bodies.items():
             for c in conns:
@@ -130,7 +132,7 @@ def main():
                     n, counts = measure(binary, flags, models, m, body, c, args.seconds, work)
                     per = [counts.get(k, 0) / max(1, n) for k in CALLS]
                     print(f"{label:12} {m:14} {c:>3} {n:>8} | " +
-                          " ".join(f"{p:>14.2f}" for p in per), flush=True)
+                          " ".join(f"{p:>15.2f}" for p in per), flush=True)
 
 
 if __name__ == "__main__":
