@@ -13,20 +13,11 @@ import os
 import numpy as np
 import pytest
 
-from client_support import (GrpcServer, InferenceServerException, clients, grpcclient,
-                            httpclient, httpclient_aio)
-from helpers import repo
+from client_support import (InferenceServerException, clients, grpcclient, httpclient,
+                            httpclient_aio)
+from one_cpu_support import simple_inputs, start_on_one_cpu
 
 FLAGS = ["--model-control-mode=explicit", "--load-model=simple"]
-
-
-def start_on_one_cpu(name, flags):
-    cpus = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(cpus)})  # the server inherits the mask, as under taskset
-    try:
-        return GrpcServer([repo("examples")], flags=flags, name=name).start()
-    finally:
-        os.sched_setaffinity(0, cpus)
 
 
 def io_threads(pid):
@@ -46,16 +37,6 @@ def one_thread():
     s = start_on_one_cpu("client-http-one-thread", FLAGS + ["--http-thread-count=1"])
     yield s
     assert s.stop() == 0, s.stderr()[-4000:]
-
-
-def simple_inputs(module, k):
-    a = np.full((1, 16), k, dtype=np.int32)
-    b = np.arange(16, dtype=np.int32).reshape(1, 16)
-    inputs = [module.InferInput("INPUT0", [1, 16], "INT32"),
-              module.InferInput("INPUT1", [1, 16], "INT32")]
-    inputs[0].set_data_from_numpy(a)
-    inputs[1].set_data_from_numpy(b)
-    return a, b, inputs
 
 
 def check_simple(module, client, k):
