@@ -64,7 +64,8 @@ TEST(CommandLineTest, HttpThreadCountFollowsTheCpusUnlessGiven) {
   auto d = Parse({"--model-repository=/m"});
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->http.thread_count, DefaultHttpThreadCount());
-  // Pinned to one CPU (taskset -c 0): still 2, so inline execution keeps a free thread.
+  // Pinned to one CPU (taskset -c 0): still 2, so inline execution keeps a free thread (one
+  // thread could run no model inline: 9-22% more CPU per request, ADR 0009 addendum 2).
   int pinned = 0;
   OnOneCpu([&] { pinned = DefaultHttpThreadCount(); });
   EXPECT_EQ(pinned, 2);

@@ -14,6 +14,7 @@ import pytest
 
 from client_support import GrpcServer, grpcclient, grpcclient_aio
 from helpers import repo
+from one_cpu_support import simple_inputs, start_on_one_cpu
 from stream_support import ResultStream
 
 ONE = "gRPC: 1 completion-queue thread(s)"
@@ -21,30 +22,11 @@ TWO = "gRPC: 2 completion-queue thread(s)"
 FLAGS = ["--log-verbose=1", "--model-control-mode=explicit", "--load-model=simple"]
 
 
-def start_on_one_cpu(name, flags):
-    cpus = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(cpus)})  # the server inherits the mask, as under taskset
-    try:
-        return GrpcServer([repo("examples")], flags=flags, name=name).start()
-    finally:
-        os.sched_setaffinity(0, cpus)
-
-
 @pytest.fixture(scope="module")
 def pinned():
     s = start_on_one_cpu("client-one-cpu", FLAGS)
     yield s
     assert s.stop() == 0, s.stderr()[-4000:]
-
-
-def simple_inputs(module, k):
-    a = np.full((1, 16), k, dtype=np.int32)
-    b = np.arange(16, dtype=np.int32).reshape(1, 16)
-    inputs = [module.InferInput("INPUT0", [1, 16], "INT32"),
-              module.InferInput("INPUT1", [1, 16], "INT32")]
-    inputs[0].set_data_from_numpy(a)
-    inputs[1].set_data_from_numpy(b)
-    return a, b, inputs
 
 
 def test_pinned_server_starts_one_completion_queue_thread(pinned):
