@@ -138,7 +138,10 @@ TEST_F(RepositoryTest, AVersionReleasedOnItsOwnExecutorIsUnloadedThere) {
 // repository's destructor returns only once it has, leaving no thread behind.
 TEST_F(RepositoryTest, DestroyingTheRepositoryWaitsForTheReaperToDestroyVersionsStillInUse) {
   WriteModel("slow", IdentityConfig("slow", 8, kSlow));
-  // This thread only: the reaper starts with the first version it has to destroy.
+  // No Nereid thread yet: the reaper starts with the first version it has to destroy. A thread
+  // started and joined first puts TSan's own background thread (spawned with the process's
+  // first pthread_create) into the baseline.
+  std::thread([] {}).join();
   const size_t threads_without_models = ThreadCount();
   ASSERT_TRUE(repo_->Load("slow", {}).ok());
   std::atomic<bool> answered{false};

@@ -30,7 +30,8 @@
 #include "frontends/http/handlers.h"
 #include "frontends/http/http_test_client.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// The tsan preset undefines __SANITIZE_THREAD__ (CMakeLists.txt) and defines NEREID_TSAN instead.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(NEREID_TSAN)
 #define NEREID_COUNT_ALLOCATIONS 0
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
