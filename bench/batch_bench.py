@@ -132,12 +132,18 @@ def measure_server(binary, repo, work, name, lua, seconds, extra=()):
     return measure_server_split(binary, repo, work, name, lua, seconds, extra)[:4]
 
 
-def measure_server_split(binary, repo, work, name, lua, seconds, extra=()):
-    """measure_server's figures and the CPU µs per inference of (the busiest thread, the rest)."""
+def measure_server_split(binary, repo, work, name, lua, seconds, extra=(), perf_file=None):
+    """measure_server's figures and the CPU µs per inference of (the busiest thread, the rest).
+    perf_file: also `perf record -g` the server into that file while wrk measures."""
     proc, port = serve(binary, repo, work, name, list(extra))
+    perf = None
     try:
         run_wrk(port, lua, 2 * MAX_BATCH, 2)  # warm-up
         i0, e0 = stats(port) if name == "batched" else (0, 0)
+        if perf_file:
+            perf = subprocess.Popen(["perf", "record", "-q", "-g", "-o", perf_file, "-p",
+                                     str(proc.pid)], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
         c0 = cpu_seconds(proc.pid)
         t0 = thread_cpu_ns(proc.pid)
         rps, p50 = run_wrk(port, lua, 2 * MAX_BATCH, seconds)
@@ -145,6 +151,9 @@ def measure_server_split(binary, repo, work, name, lua, seconds, extra=()):
         t1 = thread_cpu_ns(proc.pid)
         i1, e1 = stats(port) if name == "batched" else (0, 0)
     finally:
+        if perf is not None:
+            perf.send_signal(signal.SIGINT)
+            perf.wait(timeout=60)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     mean = (i1 - i0) / (e1 - e0) if e1 > e0 else None

@@ -2,6 +2,7 @@
 """A/B CPU cost of the Python backend in two nereid builds, interleaved to cancel machine load.
 
     /usr/bin/python3 bench/python_ab_bench.py --a OLD/nereid --b NEW/nereid [--rounds 5] [--seconds 3]
+        [--cpus 0] [--small-only] [--b-env NAME=VALUE ...]
 
 Each round starts A then B (pinned to core 0 with their stub processes, wrk on core 1) on the
 repository bench/python_bench.py builds (identity_fp32: the C++ identity backend; identity_py: the
@@ -11,7 +12,10 @@ Per cell it reports the median over rounds of the CPU time per request of the se
 stub processes* (/proc/<pid>/task/*/schedstat, the stubs found as the server's children), which
 barely moves when other processes compete for the machine, and of the p50 latency (which does).
 Rows: identity_py - identity_fp32 is what the Python step adds; bls_py - identity_py what one
-BLS call adds.
+BLS call adds. `--cpus 0,1` runs the servers unpinned on this 2-core machine (the stub may run on
+the other core, as in an unpinned deployment; wrk shares core 1); `--small-only` skips the 1 MiB
+cells; `--b-env NEREID_PYTHON_SPIN_US=50` starts B with that in its environment (the same binary
+as A then compares the doorbell on and off).
 """
 
 import argparse
@@ -27,9 +31,20 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import python_bench  # noqa: E402
-from cache_bench import body, start  # noqa: E402
+from cache_bench import body, free_port, wait_ready  # noqa: E402
 
 ROOT = python_bench.ROOT
+
+
+def start(binary, repo, flags, cpus="0", env=None):
+    port = free_port()
+    proc = subprocess.Popen(["taskset", "-c", cpus, binary, f"--model-repository={repo}",
+                             f"--http-port={port}", "--http-address=127.0.0.1",
+                             "--allow-grpc=false", "--allow-metrics=false"] + flags,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, **(env or {})})
+    wait_ready(port, proc)
+    return proc, port
 
 
 def process_tree(pid):
@@ -94,6 +109,10 @@ def main():
         "NEREID_MODELS", os.path.join(ROOT, "build/release/test_models")))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=3)
+    ap.add_argument("--cpus", default="0", help="the servers' CPUs (taskset -c)")
+    ap.add_argument("--small-only", action="store_true", help="only the [1,16] cells")
+    ap.add_argument("--b-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="added to B's environment")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="nereid-python-ab-")
     repo = python_bench.make_repo(args.models, work)
@@ -103,10 +122,13 @@ def main():
              ("bls_py", "16", small), ("identity_fp32", "1Mi", (big, len(big_header))),
              ("identity_py", "1Mi", (big, len(big_header))),
              ("bls_py", "1Mi", (big, len(big_header)))]
+    if args.small_only:
+        cells = cells[:3]
     results = {}  # (binary, model, size) -> [(cpu us per request, p50 us)]
     for _ in range(args.rounds):
-        for label, binary in (("A", args.a), ("B", args.b)):
-            proc, port = start(binary, repo, ["--log-info=false"])
+        b_env = dict(kv.split("=", 1) for kv in args.b_env)
+        for label, binary, env in (("A", args.a, {}), ("B", args.b, b_env)):
+            proc, port = start(binary, repo, ["--log-info=false"], args.cpus, env)
             try:
                 for model, size, (data, header_size) in cells:
                     wrk(port, model, data, header_size, 1, work)  # warm-up
@@ -129,7 +151,7 @@ def main():
                 med[(label, model, size, i)] = statistics.median(vals)
                 row.append(f"{statistics.median(vals):.0f} ({min(vals):.0f}-{max(vals):.0f})")
         print("| " + " | ".join(row) + " |")
-    for size in ("16", "1Mi"):
+    for size in sorted({size for _, size, _ in cells}):
         for label in ("A", "B"):
             added = med[(label, "identity_py", size, 0)] - med[(label, "identity_fp32", size, 0)]
             bls = med[(label, "bls_py", size, 0)] - med[(label, "identity_py", size, 0)]

@@ -33,13 +33,15 @@ for t in "${targets[@]}"; do
   # to close); -rss_limit_mb: the server's own limits keep far below this.
   "$BIN/$t" -max_total_time="$secs" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$OUT/findings/$t-" "$corpus" "$OUT/seeds/$t" >"$log" 2>&1 || rc=$?
-  execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
-  cov="$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)"
+  # A target that dies before its first report has no "cov:" line: grep's status must not end the
+  # script (set -e, pipefail) before the FAIL line and the summary are printed.
+  execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)"
+  cov="$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)"
   total=$((total + ${execs:-0}))
   if [ "$rc" -ne 0 ]; then
     failed=$((failed + 1))
     echo "FAIL $t after ${execs:-?} executions (exit $rc); log: $log"
-    grep -E "ERROR|SUMMARY|runtime error|Test unit written" "$log" | head -8 | sed 's/^/    /'
+    grep -E "ERROR|SUMMARY|runtime error|Test unit written|^fuzz_" "$log" | head -8 | sed 's/^/    /' || true
   else
     echo "ok   $t: ${execs:-0} executions in ${secs} s, coverage ${cov:-?}, corpus $(ls "$corpus" | wc -l)"
   fi

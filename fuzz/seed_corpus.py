@@ -106,6 +106,13 @@ def http_requests():
     out.append(http("POST", "/v2/models/identity_fp32/infer", struct.pack("<2f", 1, 2),
                     ["Inference-Header-Content-Length: 0",
                      "Content-Type: application/octet-stream"]))
+    # A Content-Length of 64 KiB or more is read past the parser (http_session_body.h): whole,
+    # followed by a pipelined request, and cut short by the end of the input.
+    big = struct.pack("<16400f", *range(16400))
+    out.append(http("POST", "/v2/models/identity_fp32/infer", big,
+                    ["Inference-Header-Content-Length: 0"]) + http("GET", "/v2/health/live"))
+    out.append(http("POST", "/v2/models/identity_fp32/infer", big,
+                    ["Inference-Header-Content-Length: 0"])[:2000])
     ints = {"inputs": [{"name": "INPUT0", "datatype": "INT32", "shape": [1, 3],
                         "data": [1, 2, 3]}]}
     out.append(http("POST", "/v2/models/batched/infer", json.dumps(ints).encode()) * 3)
@@ -281,14 +288,51 @@ def python_stub_messages():
             frame({"op": "log", "level": 2, "message": "x"}, 0),
             frame({"op": "error", "message": "ValueError: v", "exception": True}, 0),
             frame({"op": "ok"}, 0), frame({"op": "done"}, 0),
-            frame({"op": "bls", "tag": 1, "model_name": "m", "inputs": [out], "decoupled": True,
-                   "correlation_id": "c", "flags": 3,
-                   "parameters": {"s": "x", "n": -1, "b": True}}, 8),
             frame({"op": "load_model", "tag": 2, "model_name": "m", "config": "{}",
                    "files": [{"path": "1/model.py", "offset": 0, "size": 8}]}, 8),
             frame({"op": "unload_model", "tag": 3, "model_name": "m",
                    "unload_dependents": True}, 0),
-            frame({"op": "model_ready", "tag": 4, "model_name": "m", "model_version": 1}, 0)]
+            frame({"op": "model_ready", "tag": 4, "model_name": "m", "model_version": 1}, 0),
+            *python_stub_binary_frames()]
+
+
+def python_stub_binary_frames():
+    """The binary frames (stub_protocol.h, bls_frames.h), as nereid_python_stub.py packs them."""
+    def output(name, code, shape, size, offset, place=0):
+        return struct.pack("<HBBBQQ", len(name), code, len(shape), place, offset, size) + name + \
+            struct.pack(f"<{len(shape)}q", *shape)
+    ok = struct.pack("<BBHI", 0, 0, 3, 0) + output(b"OUT", 11, [1, 2], 8, 0) + \
+        output(b"P", 11, [1, 2], 8, 4096, 1) + output(b"S", 13, [1], 5, 8)
+    error = struct.pack("<BBHI", 1, 3, 0, 3) + b"bad"
+    result = struct.pack("<B3xI", 2, 2) + ok + error
+    send = struct.pack("<B3xIq", 3, 1, 7) + ok
+    empty_final = struct.pack("<B3xIq", 3, 1, 8) + struct.pack("<BBHI", 0, 0, 0, 0)
+    return [struct.pack("<IQ", len(h), n) + h
+            for h, n in ((result, 13), (send, 13), (empty_final, 0), *python_stub_bls_frames())]
+
+
+def python_stub_bls_frames():
+    """BLS calls and a BLS stream's "next" (bls_frames.h), as nereid_python_stub.py packs them:
+    (header, payload size)."""
+    def call(tag, decoupled, text_id, parameters, inputs):
+        name, request_id, requested = b"add_sub", b"r1", [b"OUTPUT0"]
+        out = struct.pack("<BB2xIqqQQIIIIHH", 4, decoupled, 3, tag, -1, 1500, 7, len(name),
+                          len(request_id), len(text_id), len(parameters), len(requested),
+                          len(inputs))
+        out += name + request_id + text_id + parameters
+        for r in requested:
+            out += struct.pack("<H", len(r)) + r
+        for n, code, shape, place, offset, size in inputs:
+            out += struct.pack("<HBBBQQ", len(n), code, len(shape), place, offset, size) + n + \
+                struct.pack(f"<{len(shape)}q", *shape)
+        return out
+    in_payload = (b"INPUT0", 11, [1, 4], 0, 0, 16)
+    in_pool = (b"INPUT1", 11, [1, 4], 1, 4096, 16)
+    strings = (b"S", 13, [1], 0, 16, 7)
+    return [(call(1, 0, b"", b"{}", [in_payload, in_pool]), 16),
+            (call(2, 1, b"seq", b'{"s":"x","n":-1,"b":true}', [in_payload, strings]), 23),
+            (call(3, 0, b"", b"{}", []), 0),
+            (struct.pack("<B7xqq", 6, 4, 2), 0)]
 
 
 def python_metric_messages():

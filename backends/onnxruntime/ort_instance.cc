@@ -56,6 +56,18 @@ ONNXTensorElementDataType ToOrtType(DataType type) {
   return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 }
 
+bool FixedOutputShape(const ExecutionPlan::Tensor& spec, int64_t batch_size,
+                      std::vector<int64_t>* shape) {
+  shape->clear();
+  if (!spec.fixed_shape) return false;
+  shape->assign(spec.dims.begin(), spec.dims.end());
+  if (!shape->empty() && (*shape)[0] == -1) {
+    if (batch_size <= 0) return false;
+    (*shape)[0] = batch_size;
+  }
+  return true;
+}
+
 namespace {
 
 constexpr std::string_view kFailure = "onnxruntime execute failure: ";
@@ -85,10 +97,13 @@ class OrtInstance final : public backend::ModelInstance {
         env_(std::move(env)),
         session_(std::move(session)),
         memory_info_(Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault)) {
+    checked_.reserve(plan_->inputs.size());
     input_names_.reserve(plan_->inputs.size());
     input_values_.reserve(plan_->inputs.size());
     output_names_.reserve(plan_->outputs.size());
-    output_indices_.reserve(plan_->outputs.size());
+    planned_.resize(plan_->outputs.size());
+    output_values_.reserve(plan_->outputs.size());
+    preallocated_.reserve(plan_->outputs.size());
   }
 
   Status Execute(const backend::ExecuteArgs& args) override {
@@ -102,14 +117,19 @@ class OrtInstance final : public backend::ModelInstance {
     } catch (...) {
       status = Internal(std::string(kFailure) + "unknown exception");
     }
-    // Release the string tensors built for this request; the vectors keep their capacity.
+    // Release the string tensors built for this request and ORT's outputs; the vectors keep
+    // their capacity.
     input_values_.clear();
+    output_values_.clear();
     return status;
   }
 
  private:
   Status Run(const backend::ExecuteArgs& args);
-  Status AddInput(const backend::TensorRef& tensor);
+  Status CheckInput(const backend::TensorRef& tensor);
+  void SelectOutputs(const backend::ExecuteArgs& args);
+  Status RunDirect(const backend::ExecuteArgs& args);
+  Status AddInput(const CheckedInput& input);
   Status AddBytesInput(const backend::TensorRef& tensor, size_t count);
   Status WriteOutput(const ExecutionPlan::Tensor& spec, const Ort::Value& value,
                      backend::OutputAllocator& allocator);
@@ -120,74 +140,150 @@ class OrtInstance final : public backend::ModelInstance {
   Ort::MemoryInfo memory_info_;
   Ort::RunOptions run_options_;
   Ort::AllocatorWithDefaultOptions allocator_;
+  StagedRunner staged_;  // declared after session_: destroyed before it
   // Per-Execute scratch, reused so a steady state allocates only what ORT allocates.
+  std::vector<CheckedInput> checked_;
   std::vector<const char*> input_names_;
   std::vector<Ort::Value> input_values_;
+  std::vector<PlannedOutput> planned_;  // the selected outputs; first `planned_count_` valid
+  size_t planned_count_ = 0;
+  bool all_fixed_ = false;  // every selected output has its shape known before Run
   std::vector<const char*> output_names_;
-  std::vector<size_t> output_indices_;
+  std::vector<Ort::Value> output_values_;
+  std::vector<bool> preallocated_;  // per selected output: written by ORT into the core's memory
   std::vector<std::string_view> elements_;
   std::vector<int64_t> shape_;
   std::vector<size_t> lengths_;
 };
 
+// Numeric inputs and outputs whose shapes are known before Run go through StagedRunner when
+// they are small (no OrtValue per call, nothing allocated by ORT) or, when larger, are run over
+// the request's memory with the outputs created over the core's (no copy at all); everything
+// else (BYTES, outputs whose shape only ORT knows) has ORT allocate the outputs, copied after.
 Status OrtInstance::Run(const backend::ExecuteArgs& args) {
   if (args.outputs == nullptr) return ExecuteError("no output allocator");
-  input_names_.clear();
-  input_values_.clear();
-  for (const backend::TensorRef& tensor : args.inputs) NEREID_RETURN_IF_ERROR(AddInput(tensor));
-  output_names_.clear();
-  output_indices_.clear();
-  for (size_t i = 0; i < plan_->outputs.size(); ++i) {
-    if (!args.outputs->IsRequested(plan_->outputs[i].name)) continue;
-    output_names_.push_back(plan_->outputs[i].name.c_str());
-    output_indices_.push_back(i);
+  checked_.clear();
+  for (const backend::TensorRef& tensor : args.inputs) NEREID_RETURN_IF_ERROR(CheckInput(tensor));
+  SelectOutputs(args);
+  bool stageable = all_fixed_;
+  size_t bytes = 0;
+  for (size_t i = 0; stageable && i < checked_.size(); ++i) {
+    const CheckedInput& in = checked_[i];
+    stageable = plan_->inputs[in.spec].data_type != DataType::kBytes;
+    for (size_t j = 0; stageable && j < i; ++j) stageable = checked_[j].spec != in.spec;
+    bytes += in.tensor->data.size();
   }
-  if (output_names_.empty()) {  // nobody asked: produce everything the config lists
+  for (size_t k = 0; stageable && k < planned_count_; ++k) bytes += planned_[k].byte_size;
+  if (stageable && bytes <= StagedRunner::kMaxBytes) {
+    return staged_.Run(*plan_, session_, run_options_, std::span(checked_),
+                       std::span(planned_).first(planned_count_), args);
+  }
+  return RunDirect(args);
+}
+
+// The requested outputs (all configured ones when the request names none of them), with their
+// shapes and sizes when known before Run.
+void OrtInstance::SelectOutputs(const backend::ExecuteArgs& args) {
+  planned_count_ = 0;
+  for (int pass = 0; pass < 2 && planned_count_ == 0; ++pass) {
     for (size_t i = 0; i < plan_->outputs.size(); ++i) {
-      output_names_.push_back(plan_->outputs[i].name.c_str());
-      output_indices_.push_back(i);
+      if (pass == 0 && !args.outputs->IsRequested(plan_->outputs[i].name)) continue;
+      planned_[planned_count_++].spec = i;
     }
   }
+  all_fixed_ = true;
+  for (size_t k = 0; k < planned_count_; ++k) {
+    PlannedOutput& out = planned_[k];
+    const ExecutionPlan::Tensor& spec = plan_->outputs[out.spec];
+    std::optional<size_t> count;
+    if (FixedOutputShape(spec, args.batch_size, &out.shape)) count = ElementCount(out.shape);
+    out.known = count.has_value();
+    out.byte_size = count ? *count * DataTypeByteSize(spec.data_type) : 0;
+    all_fixed_ = all_fixed_ && out.known;
+  }
+}
+
+Status OrtInstance::RunDirect(const backend::ExecuteArgs& args) {
+  input_names_.clear();
+  input_values_.clear();
+  for (const CheckedInput& in : checked_) NEREID_RETURN_IF_ERROR(AddInput(in));
+  output_names_.clear();
+  output_values_.clear();
+  preallocated_.clear();
+  for (size_t k = 0; k < planned_count_; ++k) {
+    const PlannedOutput& out = planned_[k];
+    const ExecutionPlan::Tensor& spec = plan_->outputs[out.spec];
+    output_names_.push_back(spec.name.c_str());
+    if (!out.known) {
+      // Empty slot: ORT allocates the output into it (the wrapper returning a vector would
+      // allocate that vector on every call).
+      output_values_.emplace_back(nullptr);
+      preallocated_.push_back(false);
+      continue;
+    }
+    NEREID_ASSIGN_OR_RETURN(std::span<char> dst, args.outputs->Allocate(spec.name, spec.data_type,
+                                                                        out.shape, out.byte_size));
+    if (dst.size() < out.byte_size) return ShortOutputBuffer();
+    static char empty_tensor_data;  // ORT needs an address even for zero elements
+    output_values_.push_back(
+        Ort::Value::CreateTensor(memory_info_, out.byte_size == 0 ? &empty_tensor_data : dst.data(),
+                                 out.byte_size, out.shape.data(), out.shape.size(), spec.ort_type));
+    preallocated_.push_back(true);
+  }
   if (args.times != nullptr) args.times->input_end_ns = backend::ExecuteClockNs();
-  std::vector<Ort::Value> results =
-      session_.Run(run_options_, input_names_.data(), input_values_.data(), input_values_.size(),
-                   output_names_.data(), output_names_.size());
+  session_.Run(run_options_, input_names_.data(), input_values_.data(), input_values_.size(),
+               output_names_.data(), output_values_.data(), output_values_.size());
   if (args.times != nullptr) args.times->output_start_ns = backend::ExecuteClockNs();
   input_values_.clear();
-  for (size_t k = 0; k < results.size() && k < output_indices_.size(); ++k) {
+  for (size_t k = 0; k < output_values_.size(); ++k) {
+    if (preallocated_[k]) continue;
     NEREID_RETURN_IF_ERROR(
-        WriteOutput(plan_->outputs[output_indices_[k]], results[k], *args.outputs));
+        WriteOutput(plan_->outputs[planned_[k].spec], output_values_[k], *args.outputs));
   }
   return Status::Ok();
 }
 
-Status OrtInstance::AddInput(const backend::TensorRef& tensor) {
-  const ExecutionPlan::Tensor* spec = nullptr;
-  for (const ExecutionPlan::Tensor& in : plan_->inputs) {
-    if (in.name == tensor.name) spec = &in;
+Status OrtInstance::CheckInput(const backend::TensorRef& tensor) {
+  size_t index = plan_->inputs.size();
+  for (size_t i = 0; i < plan_->inputs.size(); ++i) {
+    if (plan_->inputs[i].name == tensor.name) index = i;
   }
-  if (spec == nullptr) return ExecuteError("unexpected input '" + std::string(tensor.name) + "'");
-  if (tensor.data_type != spec->data_type) {
-    return ExecuteError("input '" + spec->name + "' has datatype " +
+  if (index == plan_->inputs.size()) {
+    return ExecuteError("unexpected input '" + std::string(tensor.name) + "'");
+  }
+  const ExecutionPlan::Tensor& spec = plan_->inputs[index];
+  if (tensor.data_type != spec.data_type) {
+    return ExecuteError("input '" + spec.name + "' has datatype " +
                         std::string(DataTypeWireName(tensor.data_type)) + ", expected " +
-                        std::string(DataTypeWireName(spec->data_type)));
+                        std::string(DataTypeWireName(spec.data_type)));
   }
   const std::optional<size_t> count = ElementCount(tensor.shape);
-  if (!count) return ExecuteError("input '" + spec->name + "' has an invalid shape");
-  input_names_.push_back(spec->name.c_str());
-  if (spec->data_type == DataType::kBytes) return AddBytesInput(tensor, *count);
-  const size_t element_size = DataTypeByteSize(spec->data_type);
-  if (*count > tensor.data.size() / element_size || *count * element_size != tensor.data.size()) {
-    return ExecuteError("input '" + spec->name + "' holds " + std::to_string(tensor.data.size()) +
-                        " bytes, shape " + ShapeToString(tensor.shape) + " needs " +
-                        std::to_string(*count) + " elements of " + std::to_string(element_size));
+  if (!count) return ExecuteError("input '" + spec.name + "' has an invalid shape");
+  if (spec.data_type != DataType::kBytes) {
+    const size_t element_size = DataTypeByteSize(spec.data_type);
+    if (*count > tensor.data.size() / element_size || *count * element_size != tensor.data.size()) {
+      return ExecuteError("input '" + spec.name + "' holds " + std::to_string(tensor.data.size()) +
+                          " bytes, shape " + ShapeToString(tensor.shape) + " needs " +
+                          std::to_string(*count) + " elements of " + std::to_string(element_size));
+    }
+  }
+  checked_.push_back({index, &tensor});
+  return Status::Ok();
+}
+
+Status OrtInstance::AddInput(const CheckedInput& input) {
+  const ExecutionPlan::Tensor& spec = plan_->inputs[input.spec];
+  const backend::TensorRef& tensor = *input.tensor;
+  input_names_.push_back(spec.name.c_str());
+  if (spec.data_type == DataType::kBytes) {
+    return AddBytesInput(tensor, ElementCount(tensor.shape).value_or(0));
   }
   // ORT never writes to inputs; a zero-size tensor still needs a non-null pointer.
   static char empty_tensor_data;
   char* data = tensor.data.empty() ? &empty_tensor_data : const_cast<char*>(tensor.data.data());
   input_values_.push_back(Ort::Value::CreateTensor(memory_info_, data, tensor.data.size(),
                                                    tensor.shape.data(), tensor.shape.size(),
-                                                   spec->ort_type));
+                                                   spec.ort_type));
   return Status::Ok();
 }
 
@@ -223,7 +319,7 @@ Status OrtInstance::WriteOutput(const ExecutionPlan::Tensor& spec, const Ort::Va
     const size_t byte_size = count * DataTypeByteSize(spec.data_type);
     NEREID_ASSIGN_OR_RETURN(std::span<char> dst,
                             allocator.Allocate(spec.name, spec.data_type, shape_, byte_size));
-    if (dst.size() < byte_size) return Internal(std::string(kFailure) + "short output buffer");
+    if (dst.size() < byte_size) return ShortOutputBuffer();
     if (byte_size > 0) std::memcpy(dst.data(), value.GetTensorRawData(), byte_size);
     return Status::Ok();
   }
@@ -236,7 +332,7 @@ Status OrtInstance::WriteOutput(const ExecutionPlan::Tensor& spec, const Ort::Va
   }
   NEREID_ASSIGN_OR_RETURN(std::span<char> dst,
                           allocator.Allocate(spec.name, spec.data_type, shape_, byte_size));
-  if (dst.size() < byte_size) return Internal(std::string(kFailure) + "short output buffer");
+  if (dst.size() < byte_size) return ShortOutputBuffer();
   char* p = dst.data();
   for (size_t i = 0; i < count; ++i) {
     WriteBytesLength(static_cast<uint32_t>(lengths_[i]), p);
@@ -248,6 +344,8 @@ Status OrtInstance::WriteOutput(const ExecutionPlan::Tensor& spec, const Ort::Va
 }
 
 }  // namespace
+
+Status ShortOutputBuffer() { return Internal(std::string(kFailure) + "short output buffer"); }
 
 std::unique_ptr<backend::ModelInstance> MakeOrtInstance(std::shared_ptr<const ExecutionPlan> plan,
                                                         std::shared_ptr<Ort::Env> env,

@@ -133,6 +133,37 @@ TEST_F(OrtPluginTest, BadParameterFailsLoad) {
   EXPECT_THAT(model.status().message(), HasSubstr("intra_op_thread_count"));
 }
 
+// Triton's enable_mem_arena / enable_mem_pattern: applied when present, a non-boolean fails the
+// load naming the parameter.
+TEST_F(OrtPluginTest, MemoryArenaAndPatternParameters) {
+  for (const char* value : {"0", "false", "1", "true"}) {
+    std::string config = kAddSubConfig;
+    config.replace(config.find(R"("intra_op_thread_count":{"string_value":"1"})"),
+                   std::string(R"("intra_op_thread_count":{"string_value":"1"})").size(),
+                   std::string(R"("enable_mem_arena":{"string_value":")") + value +
+                       R"("},"enable_mem_pattern":{"string_value":")" + value + R"("})");
+    auto model = Load("add_sub", "add_sub.onnx", config);
+    ASSERT_TRUE(model.ok()) << value << ": " << model.status().ToString();
+    auto instance = Instance(**model, 0);
+    ASSERT_NE(instance, nullptr);
+    AddSubRequest request;
+    RecordingAllocator out;
+    ASSERT_TRUE(instance->Execute(request.Args(&out)).ok()) << value;
+    EXPECT_EQ(out.outputs.size(), 2u);
+  }
+  for (const char* key : {"enable_mem_arena", "enable_mem_pattern"}) {
+    std::string config = kAddSubConfig;
+    config.replace(config.find(R"("intra_op_thread_count":{"string_value":"1"})"),
+                   std::string(R"("intra_op_thread_count":{"string_value":"1"})").size(),
+                   std::string("\"") + key + R"(":{"string_value":"sometimes"})");
+    auto model = Load("add_sub", "add_sub.onnx", config);
+    ASSERT_FALSE(model.ok()) << key;
+    EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(model.status().message(), HasSubstr(std::string("parameter '") + key +
+                                                    "' must be a boolean, got 'sometimes'"));
+  }
+}
+
 TEST_F(OrtPluginTest, NotOnnxFileIsInvalidArgument) {
   auto model = Load("bad", "not_onnx.onnx", kAddSubConfig);
   ASSERT_FALSE(model.ok());

@@ -90,21 +90,37 @@ std::vector<RequestHeader> SplitRequests(std::span<const backend::TensorRef> inp
 }
 
 Status GatherOutputs(std::span<const StubResponse> responses, std::span<const char> payload,
-                     std::span<const RequestHeader> requests, std::span<const int64_t> rows,
-                     backend::OutputAllocator* outputs) {
+                     std::span<const char> pool, std::span<const RequestHeader> requests,
+                     std::span<const int64_t> rows, backend::OutputAllocator* outputs,
+                     std::span<Status> request_errors, std::span<const uint32_t> release_flags) {
   if (responses.size() != requests.size()) {
     return Internal("the Python stub answered " + std::to_string(responses.size()) +
                     " responses for " + std::to_string(requests.size()) + " requests");
   }
-  for (const StubResponse& r : responses) {
-    if (r.has_error) return Status(StubErrorCode(r.error.code), r.error.message);
+  const bool fail_alone = request_errors.size() == responses.size();
+  auto rescheduled = [&](size_t r) {
+    return r < release_flags.size() && (release_flags[r] & backend::kReleaseReschedule) != 0;
+  };
+  const StubResponse* first_ok = nullptr;
+  for (size_t r = 0; r < responses.size(); ++r) {
+    const StubResponse& response = responses[r];
+    if (rescheduled(r)) continue;  // no rows: the request runs again later
+    if (!response.has_error) {
+      if (first_ok == nullptr) first_ok = &response;
+      continue;
+    }
+    const Status error(StubErrorCode(response.error.code), response.error.message);
+    if (!fail_alone) return error;
+    request_errors[r] = error;
   }
-  for (const TensorDesc& first : responses[0].outputs) {
+  if (first_ok == nullptr) return Status::Ok();  // every request failed alone
+  for (const TensorDesc& first : first_ok->outputs) {
     if (outputs == nullptr || !outputs->IsRequested(first.name)) continue;
     std::vector<const TensorDesc*> parts;
     int64_t total_rows = 0;
     uint64_t total_bytes = 0;
     for (size_t r = 0; r < responses.size(); ++r) {
+      if (responses[r].has_error || rescheduled(r)) continue;  // no rows for it
       const TensorDesc* part = nullptr;
       for (const TensorDesc& t : responses[r].outputs) {
         if (t.name == first.name) part = &t;
@@ -115,7 +131,8 @@ Status GatherOutputs(std::span<const StubResponse> responses, std::span<const ch
           std::equal(part->shape.begin() + 1, part->shape.end(), first.shape.begin() + 1);
       if (!same) {
         return InvalidArgument("output '" + first.name + "' of request " + std::to_string(r) +
-                               " is missing or has another datatype or shape than in request 0");
+                               " is missing or has another datatype or shape than in request " +
+                               std::to_string(first_ok - responses.data()));
       }
       if (part->shape[0] != rows[r]) {
         return InvalidArgument("output '" + first.name + "' of request " + std::to_string(r) +
@@ -132,7 +149,8 @@ Status GatherOutputs(std::span<const StubResponse> responses, std::span<const ch
                             outputs->Allocate(first.name, first.data_type, shape, total_bytes));
     size_t pos = 0;
     for (const TensorDesc* p : parts) {
-      if (p->size != 0) std::memcpy(dst.data() + pos, payload.data() + p->offset, p->size);
+      const char* src = (p->in_pool ? pool : payload).data() + p->offset;
+      if (p->size != 0) std::memcpy(dst.data() + pos, src, p->size);
       pos += p->size;
     }
   }

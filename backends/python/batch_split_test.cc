@@ -80,6 +80,20 @@ TEST(BatchSplit, KeepsOneRequestWhenRowsDoNotAddUp) {
   EXPECT_EQ(r[0].inputs[0].data.size(), 20u);
 }
 
+TEST(BatchSplit, GathersOutputsFromThePayloadAndThePool) {
+  const std::string payload = "AAAA";
+  const std::string pool = "xxxxPPPPQQQQ";
+  StubResponse a, b;
+  a.outputs = {{"OUT", DataType::kInt32, {1, 1}, 0, 4}};
+  b.outputs = {{"OUT", DataType::kInt32, {2, 1}, 4, 8, /*in_pool=*/true}};
+  const StubResponse responses[] = {a, b};
+  const RequestHeader requests[2];
+  const int64_t rows[] = {1, 2};
+  RecordingAllocator out;
+  ASSERT_TRUE(GatherOutputs(responses, payload, pool, requests, rows, &out).ok());
+  EXPECT_EQ(out.data["OUT"], "AAAAPPPPQQQQ");
+}
+
 TEST(BatchSplit, GathersOutputsInRequestOrder) {
   const std::string payload = "AAAABBBBCCCC";
   StubResponse a, b;
@@ -89,7 +103,7 @@ TEST(BatchSplit, GathersOutputsInRequestOrder) {
   const RequestHeader requests[2];
   const int64_t rows[] = {1, 2};
   RecordingAllocator out;
-  ASSERT_TRUE(GatherOutputs(responses, payload, requests, rows, &out).ok());
+  ASSERT_TRUE(GatherOutputs(responses, payload, {}, requests, rows, &out).ok());
   EXPECT_EQ(out.data["OUT"], "CCCCAAAABBBB");
   EXPECT_EQ(out.shapes["OUT"], (std::vector<int64_t>{3, 1}));
 }
@@ -103,15 +117,71 @@ TEST(BatchSplit, RefusesWrongRowsAndErrors) {
   const RequestHeader requests[2];
   const int64_t rows[] = {1, 2};
   RecordingAllocator out;
-  Status s = GatherOutputs(responses, payload, requests, rows, &out);
+  Status s = GatherOutputs(responses, payload, {}, requests, rows, &out);
   EXPECT_THAT(std::string(s.message()), HasSubstr("has 1 rows, the request has 2"));
   StubResponse failed;
   failed.has_error = true;
   failed.error = {"boom", 3};
   const StubResponse with_error[] = {a, failed};
-  s = GatherOutputs(with_error, payload, requests, rows, &out);
+  s = GatherOutputs(with_error, payload, {}, requests, rows, &out);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "boom");
+}
+
+TEST(BatchSplit, ErrorResponseFailsOnlyItsRequest) {
+  const std::string payload = "AAAABBBBCCCC";
+  StubResponse a, failed, c;
+  a.outputs = {{"OUT", DataType::kInt32, {1}, 0, 4}};
+  failed.has_error = true;
+  failed.error = {"boom", 3};
+  failed.outputs = {{"OUT", DataType::kInt32, {5}, 4, 4}};  // ignored, as in Triton
+  c.outputs = {{"OUT", DataType::kInt32, {1}, 8, 4}};
+  const StubResponse responses[] = {failed, a, c};
+  const RequestHeader requests[3];
+  const int64_t rows[] = {1, 1, 1};
+  RecordingAllocator out;
+  Status errors[3];
+  ASSERT_TRUE(GatherOutputs(responses, payload, {}, requests, rows, &out, errors).ok());
+  EXPECT_EQ(errors[0].code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(errors[0].message(), "boom");
+  EXPECT_TRUE(errors[1].ok());
+  EXPECT_TRUE(errors[2].ok());
+  EXPECT_EQ(out.data["OUT"], "AAAACCCC");
+  EXPECT_EQ(out.shapes["OUT"], (std::vector<int64_t>{2}));
+}
+
+TEST(BatchSplit, EveryResponseFailedWritesNoOutputs) {
+  StubResponse failed;
+  failed.has_error = true;
+  failed.error = {"gone", 5};
+  const StubResponse responses[] = {failed, failed};
+  const RequestHeader requests[2];
+  const int64_t rows[] = {1, 1};
+  RecordingAllocator out;
+  Status errors[2];
+  ASSERT_TRUE(GatherOutputs(responses, {}, {}, requests, rows, &out, errors).ok());
+  EXPECT_FALSE(errors[0].ok());
+  EXPECT_EQ(errors[1].message(), "gone");
+  EXPECT_TRUE(out.data.empty());
+}
+
+// A rescheduled request (backend API v7) has no rows and no error: it runs again later.
+TEST(BatchSplit, RescheduledRequestHasNoRows) {
+  const std::string payload = "AAAACCCC";
+  StubResponse a, rescheduled, c;
+  a.outputs = {{"OUT", DataType::kInt32, {1}, 0, 4}};
+  c.outputs = {{"OUT", DataType::kInt32, {1}, 4, 4}};
+  const StubResponse responses[] = {a, rescheduled, c};
+  const RequestHeader requests[3];
+  const int64_t rows[] = {1, 1, 1};
+  const uint32_t flags[] = {backend::kReleaseAll, backend::kReleaseReschedule,
+                            backend::kReleaseAll};
+  RecordingAllocator out;
+  Status errors[3];
+  ASSERT_TRUE(GatherOutputs(responses, payload, {}, requests, rows, &out, errors, flags).ok());
+  for (const Status& e : errors) EXPECT_TRUE(e.ok());
+  EXPECT_EQ(out.data["OUT"], "AAAACCCC");
+  EXPECT_EQ(out.shapes["OUT"], (std::vector<int64_t>{2}));
 }
 
 }  // namespace

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace nereid::backends::python {
 namespace {
@@ -15,6 +18,20 @@ namespace {
 uint64_t RoundUp(uint64_t n, uint64_t unit) { return (n + unit - 1) / unit * unit; }
 
 }  // namespace
+
+// One mapping of the pool's memfd, unmapped with its last owner (the pool or a pin). The mapping
+// keeps the memfd's memory alive after the pool closed its fd.
+class ShmMapping {
+ public:
+  ShmMapping(char* base, uint64_t size) : base_(base), size_(size) {}
+  ~ShmMapping() { munmap(base_, size_); }
+  ShmMapping(const ShmMapping&) = delete;
+  ShmMapping& operator=(const ShmMapping&) = delete;
+
+ private:
+  char* base_;
+  uint64_t size_;
+};
 
 ShmAllocator::ShmAllocator(uint64_t capacity) : capacity_(capacity) {
   if (capacity_ > 0) free_[0] = capacity_;
@@ -60,6 +77,23 @@ void ShmAllocator::Free(uint64_t offset) {
   used_.erase(it);
 }
 
+std::optional<uint64_t> ShmAllocator::BlockHolding(uint64_t offset, uint64_t size) const {
+  auto it = used_.upper_bound(offset);
+  if (it == used_.begin()) return std::nullopt;
+  --it;
+  if (offset - it->first > it->second || size > it->second - (offset - it->first)) {
+    return std::nullopt;
+  }
+  return it->first;
+}
+
+std::vector<uint64_t> ShmAllocator::UsedBlocks() const {
+  std::vector<uint64_t> blocks;
+  blocks.reserve(used_.size());
+  for (const auto& [offset, size] : used_) blocks.push_back(offset);
+  return blocks;
+}
+
 void ShmAllocator::FreeAll() {
   used_.clear();
   free_.clear();
@@ -86,7 +120,7 @@ uint64_t ShmAllocator::CapacityFor(uint64_t size, uint64_t step) const {
 }
 
 ShmPool::~ShmPool() {
-  if (base_ != nullptr) munmap(base_, allocator_.capacity());
+  mapping_.reset();  // unmapped unless a pin still reads through it
   if (fd_ >= 0) close(fd_);
 }
 
@@ -109,8 +143,9 @@ StatusOr<std::unique_ptr<ShmPool>> ShmPool::Create(uint64_t initial_size, uint64
     return Internal(std::string("unable to map the Python stub's shared memory: ") +
                     std::strerror(e));
   }
+  auto mapping = std::make_shared<ShmMapping>(static_cast<char*>(base), initial_size);
   return std::unique_ptr<ShmPool>(
-      new ShmPool(fd, static_cast<char*>(base), initial_size, growth_size));
+      new ShmPool(fd, std::move(mapping), static_cast<char*>(base), initial_size, growth_size));
 }
 
 Status ShmPool::Grow(uint64_t capacity) {
@@ -123,19 +158,64 @@ Status ShmPool::Grow(uint64_t capacity) {
     return Unavailable(std::string("unable to grow the Python stub's shared memory: ") +
                        std::strerror(errno));
   }
-  void* base = mremap(base_, old, capacity, MREMAP_MAYMOVE);
+  // A new mapping rather than mremap: a pin may still read through the old one.
+  void* base = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (base == MAP_FAILED) {
     const int e = errno;
     (void)ftruncate(fd_, static_cast<off_t>(old));
     return Unavailable(std::string("unable to map the grown shared memory: ") + std::strerror(e));
   }
+  mapping_ = std::make_shared<ShmMapping>(static_cast<char*>(base), capacity);
   base_ = static_cast<char*>(base);
   allocator_.Grow(capacity);
   return Status::Ok();
 }
 
+std::optional<PinnedBytes> ShmPool::Pin(uint64_t offset, uint64_t size) {
+  const std::optional<uint64_t> block = allocator_.BlockHolding(offset, size);
+  if (!block) return std::nullopt;
+  auto owner = std::make_shared<const std::shared_ptr<ShmMapping>>(mapping_);
+  std::vector<std::weak_ptr<const void>>& pins = pins_[*block];
+  if (pins.size() >= 16) (void)Pinned(*block);  // forget the dead ones now and then
+  pins.push_back(owner);
+  return PinnedBytes{{base_ + offset, size}, std::move(owner)};
+}
+
+bool ShmPool::Pinned(uint64_t offset) {
+  auto it = pins_.find(offset);
+  if (it == pins_.end()) return false;
+  std::erase_if(it->second, [](const std::weak_ptr<const void>& p) { return p.expired(); });
+  if (!it->second.empty()) return true;
+  pins_.erase(it);
+  return false;
+}
+
+void ShmPool::FreeUnpinned() {
+  for (auto it = deferred_.begin(); it != deferred_.end();) {
+    if (Pinned(*it)) {
+      ++it;
+    } else {
+      allocator_.Free(*it);
+      it = deferred_.erase(it);
+    }
+  }
+}
+
+void ShmPool::Free(uint64_t offset) {
+  if (Pinned(offset)) {
+    deferred_.insert(offset);
+  } else {
+    allocator_.Free(offset);
+  }
+}
+
 void ShmPool::FreeAll() {
+  if (!pins_.empty()) {
+    for (uint64_t offset : allocator_.UsedBlocks()) Free(offset);
+    if (!pins_.empty()) return;  // no trim while a pin is alive: its pages must stay
+  }
   allocator_.FreeAll();
+  deferred_.clear();
   if (++window_calls_ < kTrimWindow) return;
   const uint64_t keep = std::max(initial_, window_end_);
   if (written_end_ > keep) {
@@ -150,6 +230,7 @@ void ShmPool::FreeAll() {
 }
 
 StatusOr<ShmBlock> ShmPool::Put(std::span<const std::span<const char>> chunks) {
+  if (!deferred_.empty()) FreeUnpinned();
   ShmBlock block;
   for (const auto& c : chunks) block.size += c.size();
   std::optional<uint64_t> offset = allocator_.Allocate(block.size);

@@ -5,14 +5,17 @@
 // of the bytes. A memfd has no name: it dies with the last process that maps it, so a crashed
 // stub leaves nothing in /dev/shm.
 //
-// Not thread-safe: the instance uses it from one Execute at a time, like its StubProcess.
+// Not thread-safe: the instance uses it from one Execute at a time, like its StubProcess (only
+// the owners Pin returns may be dropped from any thread).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
+#include <vector>
 
 #include "nereid/status.h"
 
@@ -37,6 +40,11 @@ class ShmAllocator {
   // multiple of `step` that covers what the free range at the end lacks.
   uint64_t CapacityFor(uint64_t size, uint64_t step) const;
 
+  // The block in use that holds [offset, offset + size), or nullopt.
+  std::optional<uint64_t> BlockHolding(uint64_t offset, uint64_t size) const;
+  // The offsets of the blocks in use.
+  std::vector<uint64_t> UsedBlocks() const;
+
   uint64_t capacity() const { return capacity_; }
   uint64_t used() const { return used_bytes_; }
   size_t blocks() const { return used_.size(); }
@@ -56,6 +64,14 @@ struct ShmBlock {
   uint64_t size = 0;
 };
 
+// Bytes of the pool kept readable and unchanged for as long as `owner` lives (ShmPool::Pin).
+struct PinnedBytes {
+  std::span<const char> bytes;
+  std::shared_ptr<const void> owner;
+};
+
+class ShmMapping;
+
 class ShmPool {
  public:
   // Largest pool: growth past it fails and the caller falls back to the socket.
@@ -71,14 +87,22 @@ class ShmPool {
   // A block holding the chunks' bytes back to back (the one copy), growing the pool in steps of
   // the growth size when no free range fits. An error (the pool cannot grow) leaves it as it was.
   StatusOr<ShmBlock> Put(std::span<const std::span<const char>> chunks);
-  void Free(uint64_t offset) { allocator_.Free(offset); }
-  // Frees every block. Every kTrimWindow calls, gives back to the system the memory past the
-  // initial size that blocks of that window did not reach (the pool keeps its size and mappings;
-  // those pages read as zeros until used again): one huge tensor does not keep its memory for
-  // the stub's lifetime, and a steady load of big tensors does not fault its pages in again
-  // each time.
+  // Frees the block at `offset`; a pinned one only once its pins are gone.
+  void Free(uint64_t offset);
+  // Frees every block (pinned ones once their pins are gone). Every kTrimWindow calls without a
+  // pin alive, gives back to the system the memory past the initial size that blocks of that
+  // window did not reach (the pool keeps its size and mappings; those pages read as zeros until
+  // used again): one huge tensor does not keep its memory for the stub's lifetime, and a steady
+  // load of big tensors does not fault its pages in again each time.
   void FreeAll();
   static constexpr int kTrimWindow = 64;
+
+  // Keeps bytes [offset, offset + size) readable and unchanged for as long as the returned owner
+  // lives, which any thread may drop (a BLS input the called request reads after the stub moved
+  // on, ADR 0014): their block is not handed out again nor trimmed, and the mapping they are read
+  // through stays mapped when the pool grows or is destroyed (a stub restart). nullopt when the
+  // range is not inside one block in use (the caller copies those bytes).
+  std::optional<PinnedBytes> Pin(uint64_t offset, uint64_t size);
 
   int fd() const { return fd_; }
   uint64_t size() const { return allocator_.capacity(); }
@@ -86,11 +110,21 @@ class ShmPool {
   std::span<const char> bytes() const { return {base_, allocator_.capacity()}; }
 
  private:
-  ShmPool(int fd, char* base, uint64_t size, uint64_t growth)
-      : fd_(fd), base_(base), initial_(size), growth_(growth), allocator_(size) {}
+  ShmPool(int fd, std::shared_ptr<ShmMapping> mapping, char* base, uint64_t size, uint64_t growth)
+      : fd_(fd),
+        mapping_(std::move(mapping)),
+        base_(base),
+        initial_(size),
+        growth_(growth),
+        allocator_(size) {}
   Status Grow(uint64_t capacity);
+  // Whether a pin of block `offset` is alive (forgets the dead ones).
+  bool Pinned(uint64_t offset);
+  // Frees the blocks whose freeing waited for their pins, once those are gone.
+  void FreeUnpinned();
 
   int fd_;
+  std::shared_ptr<ShmMapping> mapping_;  // the current mapping (pins keep older ones)
   char* base_;
   uint64_t initial_;
   uint64_t growth_;
@@ -98,6 +132,9 @@ class ShmPool {
   uint64_t window_end_ = 0;   // the same, within the current window
   int window_calls_ = 0;
   ShmAllocator allocator_;
+  // The pins of each pinned block, and the blocks freed while pinned.
+  std::map<uint64_t, std::vector<std::weak_ptr<const void>>> pins_;
+  std::set<uint64_t> deferred_;
 };
 
 }  // namespace nereid::backends::python

@@ -181,5 +181,86 @@ TEST(ShmPool, RefusesToGrowPastItsLimitAndStaysUsable) {
   EXPECT_TRUE((*pool)->Put(one).ok());
 }
 
+// Pins (backend API v8 BLS inputs read without a copy, ADR 0014).
+
+StatusOr<ShmBlock> PutString(ShmPool& pool, const std::string& s) {
+  const std::vector<std::span<const char>> chunks{{s.data(), s.size()}};
+  return pool.Put(chunks);
+}
+
+TEST(ShmAllocator, FindsTheBlockHoldingARange) {
+  ShmAllocator a(8 * kA);
+  const uint64_t b0 = *a.Allocate(2 * kA);
+  const uint64_t b1 = *a.Allocate(kA);
+  EXPECT_EQ(a.BlockHolding(b0, 2 * kA), b0);
+  EXPECT_EQ(a.BlockHolding(b0 + 10, kA), b0);
+  EXPECT_EQ(a.BlockHolding(b1, 0), b1);
+  EXPECT_FALSE(a.BlockHolding(b0 + kA, 2 * kA).has_value());  // runs past the block's end
+  EXPECT_FALSE(a.BlockHolding(b1 + kA, 1).has_value());       // free space
+  a.Free(b0);
+  EXPECT_FALSE(a.BlockHolding(b0, 1).has_value());
+  EXPECT_EQ(a.UsedBlocks(), std::vector<uint64_t>{b1});
+}
+
+TEST(ShmPool, APinnedBlockIsNotHandedOutAgainUntilItsPinIsGone) {
+  StatusOr<std::unique_ptr<ShmPool>> pool = ShmPool::Create(1 << 20, 1 << 20);
+  ASSERT_TRUE(pool.ok());
+  StatusOr<ShmBlock> b = PutString(**pool, "pinned bytes");
+  ASSERT_TRUE(b.ok());
+  std::optional<PinnedBytes> pin = (*pool)->Pin(b->offset + 7, 5);
+  ASSERT_TRUE(pin.has_value());
+  EXPECT_EQ(std::string(pin->bytes.data(), pin->bytes.size()), "bytes");
+  (*pool)->Free(b->offset);
+  StatusOr<ShmBlock> other = PutString(**pool, "other tensor");
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->offset, b->offset);
+  (*pool)->FreeAll();
+  ASSERT_TRUE(PutString(**pool, "third").ok());
+  EXPECT_EQ(std::string(pin->bytes.data(), pin->bytes.size()), "bytes");
+  EXPECT_EQ((*pool)->allocator().BlockHolding(b->offset, 1), b->offset);
+  pin.reset();  // the called request is released
+  (*pool)->FreeAll();
+  EXPECT_EQ((*pool)->allocator().used(), 0u);
+  StatusOr<ShmBlock> again = PutString(**pool, "reused");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->offset, b->offset);
+}
+
+TEST(ShmPool, APinKeepsItsBytesWhenThePoolGrowsAndWhenItIsDestroyed) {
+  StatusOr<std::unique_ptr<ShmPool>> pool = ShmPool::Create(1 << 20, 1 << 20);
+  ASSERT_TRUE(pool.ok());
+  const std::string first(1000, 'p');
+  StatusOr<ShmBlock> b = PutString(**pool, first);
+  ASSERT_TRUE(b.ok());
+  std::optional<PinnedBytes> pin = (*pool)->Pin(b->offset, b->size);
+  ASSERT_TRUE(pin.has_value());
+  ASSERT_TRUE(PutString(**pool, std::string(5 << 20, 'g')).ok());  // grows: a new mapping
+  EXPECT_EQ(std::string(pin->bytes.data(), pin->bytes.size()), first);
+  pool->reset();  // the stub was restarted: its pool is gone
+  EXPECT_EQ(std::string(pin->bytes.data(), pin->bytes.size()), first);
+}
+
+TEST(ShmPool, NoPinOutsideABlockInUse) {
+  StatusOr<std::unique_ptr<ShmPool>> pool = ShmPool::Create(1 << 20, 1 << 20);
+  ASSERT_TRUE(pool.ok());
+  StatusOr<ShmBlock> b = PutString(**pool, "gone");
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE((*pool)->Pin(b->offset + kA, 1).has_value());
+  (*pool)->FreeAll();
+  EXPECT_FALSE((*pool)->Pin(b->offset, 4).has_value());
+}
+
+TEST(ShmPool, NoTrimWhileAPinIsAlive) {
+  StatusOr<std::unique_ptr<ShmPool>> pool = ShmPool::Create(1 << 20, 1 << 20);
+  ASSERT_TRUE(pool.ok());
+  const std::string big(6 << 20, 'z');
+  StatusOr<ShmBlock> b = PutString(**pool, big);
+  ASSERT_TRUE(b.ok());
+  std::optional<PinnedBytes> pin = (*pool)->Pin(b->offset, b->size);
+  ASSERT_TRUE(pin.has_value());
+  for (int i = 0; i < 2 * ShmPool::kTrimWindow; ++i) (*pool)->FreeAll();
+  EXPECT_EQ(std::string(pin->bytes.data(), pin->bytes.size()), big);  // not punched out
+}
+
 }  // namespace
 }  // namespace nereid::backends::python

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+
+#include "python/binary_codec.h"
 
 extern char** environ;
 
@@ -24,43 +27,67 @@ constexpr int kChildShmFd = 4;  // the pool's memfd, when there is one
 
 Status Dead(const std::string& what) { return Unavailable("stub process " + what); }
 
-// Waits until fd is readable; false on timeout.
-bool WaitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
-  while (true) {
-    int timeout_ms = -1;
-    if (deadline != std::chrono::steady_clock::time_point::max()) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      timeout_ms = static_cast<int>(std::min<int64_t>(left.count() + 1, 1 << 30));
-    }
-    pollfd p{fd, POLLIN, 0};
-    const int r = poll(&p, 1, timeout_ms);
-    if (r > 0) return true;
-    if (r < 0 && errno != EINTR) return true;  // let recv report it
-  }
+// A blocking recv on the stub socket returns after this long without data (SO_RCVTIMEO), so that
+// a reader waits in one system call (no recv, poll, recv) yet sees its deadline pass.
+constexpr auto kRecvSlice = std::chrono::milliseconds(100);
+
+// After a recv that found no data (EAGAIN): false when `deadline` has passed.
+bool BeforeDeadline(std::chrono::steady_clock::time_point deadline) {
+  return deadline == std::chrono::steady_clock::time_point::max() ||
+         std::chrono::steady_clock::now() < deadline;
 }
 
 }  // namespace
+
+std::vector<std::string> StubEnvironment(const StubCommand& command, char** parent) {
+  std::vector<std::string> env;
+  std::string pythonpath = "PYTHONPATH=" + command.resources;
+  std::string path = "PATH=";
+  const bool venv = !command.execution_env.empty();
+  if (venv) path += command.execution_env + "/bin";
+  bool had_path = false;
+  for (char** e = parent; *e != nullptr; ++e) {
+    const std::string_view var(*e);
+    if (var.starts_with("PYTHONPATH=")) {
+      pythonpath += ":" + std::string(var.substr(11));
+    } else if (var.starts_with("NEREID_EXECUTION_ENV=")) {
+      // only what the model's configuration says
+    } else if (venv && var.starts_with("PATH=")) {
+      path += ":" + std::string(var.substr(5));
+      had_path = true;
+    } else if (venv && (var.starts_with("VIRTUAL_ENV=") || var.starts_with("PYTHONHOME="))) {
+      // activate sets VIRTUAL_ENV and unsets PYTHONHOME
+    } else {
+      env.emplace_back(var);
+    }
+  }
+  env.push_back(pythonpath);
+  if (venv) {
+    if (!had_path) path += ":/usr/bin:/bin";
+    env.push_back(path);
+    env.push_back("VIRTUAL_ENV=" + command.execution_env);
+    env.push_back("NEREID_EXECUTION_ENV=" + command.execution_env);
+  }
+  return env;
+}
 
 StatusOr<std::unique_ptr<StubProcess>> StubProcess::Start(const StubCommand& command) {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return Internal(std::string("unable to create the stub socket: ") + std::strerror(errno));
   }
-  std::vector<std::string> env_strings;
-  std::string pythonpath = "PYTHONPATH=" + command.resources;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "PYTHONPATH=", 11) == 0) {
-      pythonpath += ":" + std::string(*e + 11);
-    } else {
-      env_strings.emplace_back(*e);
-    }
-  }
-  env_strings.push_back(pythonpath);
+  std::vector<std::string> env_strings = StubEnvironment(command, environ);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
+  // The stub inherits this thread's CPUs: on one CPU, a spin would only delay it.
+  StatusOr<std::chrono::nanoseconds> spin =
+      SpinBudget(getenv(kSpinVariable), MayRunOnSeveralCpus());
+  if (!spin.ok()) {
+    close(fds[0]);
+    close(fds[1]);
+    return spin.status();
+  }
   std::unique_ptr<ShmPool> pool;
   if (command.shm_default_size > 0) {
     StatusOr<std::unique_ptr<ShmPool>> created =
@@ -72,16 +99,37 @@ StatusOr<std::unique_ptr<StubProcess>> StubProcess::Start(const StubCommand& com
     }
     pool = std::move(*created);
   }
+  const timeval slice{0, static_cast<suseconds_t>(std::chrono::microseconds(kRecvSlice).count())};
+  if (setsockopt(fds[0], SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof(slice)) != 0) {
+    const int err = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return Internal(std::string("unable to prepare the stub's descriptors: ") + std::strerror(err));
+  }
   std::string fd_arg = std::to_string(kChildFd);
   std::string shm_arg = pool != nullptr ? std::to_string(kChildShmFd) : "-1";
   std::string python = command.python, script = command.script, model = command.model_file;
   std::string no_site_user = "-s";
   char* argv[] = {python.data(), no_site_user.data(), script.data(), fd_arg.data(),
                   model.data(),  shm_arg.data(),      nullptr};
+  // The child's file actions dup2 the socket onto kChildFd, then the pool onto kChildShmFd. A
+  // source that already is one of those numbers (the pool's memfd may get fd 3 when the server
+  // has just closed it) would be overwritten by the first dup2, and the stub would map its socket
+  // (ENODEV). So both sources are first copied above kChildShmFd.
+  const int sock_src = fcntl(fds[1], F_DUPFD_CLOEXEC, kChildShmFd + 1);
+  const int pool_src = pool != nullptr ? fcntl(pool->fd(), F_DUPFD_CLOEXEC, kChildShmFd + 1) : -2;
+  close(fds[1]);
+  if (sock_src < 0 || pool_src == -1) {
+    const int err = errno;
+    if (sock_src >= 0) close(sock_src);
+    if (pool_src >= 0) close(pool_src);
+    close(fds[0]);
+    return Internal(std::string("unable to prepare the stub's descriptors: ") + std::strerror(err));
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], kChildFd);
-  if (pool != nullptr) posix_spawn_file_actions_adddup2(&actions, pool->fd(), kChildShmFd);
+  posix_spawn_file_actions_adddup2(&actions, sock_src, kChildFd);
+  if (pool != nullptr) posix_spawn_file_actions_adddup2(&actions, pool_src, kChildShmFd);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // The stub gets default signal handling and its own process group (a ^C to the server's
@@ -99,13 +147,14 @@ StatusOr<std::unique_ptr<StubProcess>> StubProcess::Start(const StubCommand& com
   const int rc = posix_spawn(&pid, python.c_str(), &actions, &attr, argv, envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  close(fds[1]);
+  close(sock_src);
+  if (pool_src >= 0) close(pool_src);
   if (rc != 0) {
     close(fds[0]);
     return Internal("unable to start the Python stub '" + command.python +
                     "': " + std::strerror(rc));
   }
-  return std::unique_ptr<StubProcess>(new StubProcess(pid, fds[0], std::move(pool)));
+  return std::unique_ptr<StubProcess>(new StubProcess(pid, fds[0], std::move(pool), *spin));
 }
 
 StubProcess::~StubProcess() {
@@ -113,18 +162,17 @@ StubProcess::~StubProcess() {
   if (fd_ >= 0) close(fd_);
 }
 
-Status StubProcess::Write(std::string_view json, std::span<const std::span<const char>> chunks) {
-  if (pool_ == nullptr || chunks.empty() || json.empty() || json.back() != '}') {
-    return Send(json, chunks);
+Status StubProcess::WriteBinary(std::string* header, size_t slot,
+                                std::span<const std::span<const char>> chunks) {
+  if (pool_ == nullptr || chunks.empty() || header->size() < slot + 24) {
+    return Send(*header, chunks);
   }
   StatusOr<ShmBlock> block = pool_->Put(chunks);
-  if (!block.ok()) return Send(json, chunks);  // the pool cannot grow: the socket carries them
+  if (!block.ok()) return Send(*header, chunks);  // the pool cannot grow: the socket carries them
   written_.push_back(block->offset);
-  std::string with_block(json.substr(0, json.size() - 1));
-  with_block += json.size() > 2 ? ",\"shm\":[" : "\"shm\":[";
-  with_block += std::to_string(block->offset) + "," + std::to_string(block->size) + "," +
-                std::to_string(pool_->size()) + "]}";
-  return Send(with_block, {});
+  const uint64_t place[3] = {block->offset, block->size, pool_->size()};
+  for (int i = 0; i < 3; ++i) PutLe(header->data() + slot + 8 * i, place[i], 8);
+  return Send(*header, {});
 }
 
 bool StubProcess::Readable() const {
@@ -173,8 +221,21 @@ Status StubProcess::Fill(std::chrono::steady_clock::time_point deadline) {
     rend_ -= rbegin_;
     rbegin_ = 0;
   }
+  if (const std::chrono::nanoseconds spin = spin_.Next(); spin.count() > 0) {
+    const ssize_t n = SpinRecv(fd_, rbuf_.data() + rend_, rbuf_.size() - rend_, spin);
+    if (n > 0) {
+      spin_.Hit();
+      rend_ += static_cast<size_t>(n);
+      return Status::Ok();
+    }
+    if (n == 0) return Dead("exited");
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return Dead(std::string("read failed: ") + std::strerror(errno));
+    }
+    spin_.Miss();
+  }
   while (true) {
-    const ssize_t n = recv(fd_, rbuf_.data() + rend_, rbuf_.size() - rend_, MSG_DONTWAIT);
+    const ssize_t n = recv(fd_, rbuf_.data() + rend_, rbuf_.size() - rend_, 0);
     if (n > 0) {
       rend_ += static_cast<size_t>(n);
       return Status::Ok();
@@ -184,7 +245,7 @@ Status StubProcess::Fill(std::chrono::steady_clock::time_point deadline) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Dead(std::string("read failed: ") + std::strerror(errno));
     }
-    if (!WaitReadable(fd_, deadline)) return Dead("timed out");
+    if (!BeforeDeadline(deadline)) return Dead("timed out");
   }
 }
 
@@ -203,7 +264,7 @@ Status StubProcess::ReadExact(std::span<char> out, std::chrono::steady_clock::ti
       continue;
     }
     // A large payload goes straight to its destination.
-    const ssize_t n = recv(fd_, out.data() + got, out.size() - got, MSG_DONTWAIT);
+    const ssize_t n = recv(fd_, out.data() + got, out.size() - got, 0);
     if (n > 0) {
       got += static_cast<size_t>(n);
       continue;
@@ -213,7 +274,7 @@ Status StubProcess::ReadExact(std::span<char> out, std::chrono::steady_clock::ti
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Dead(std::string("read failed: ") + std::strerror(errno));
     }
-    if (!WaitReadable(fd_, deadline)) return Dead("timed out");
+    if (!BeforeDeadline(deadline)) return Dead("timed out");
   }
   return Status::Ok();
 }
@@ -228,20 +289,19 @@ Status StubProcess::Skip(uint64_t n, std::chrono::steady_clock::time_point deadl
   return Status::Ok();
 }
 
-StatusOr<std::string> StubProcess::ReadHeader(FrameSizes* sizes,
-                                              std::chrono::steady_clock::time_point deadline) {
+Status StubProcess::ReadHeader(FrameSizes* sizes, std::chrono::steady_clock::time_point deadline,
+                               std::string* header) {
   std::array<char, kFrameHeaderSize> raw;
   NEREID_RETURN_IF_ERROR(ReadExact(raw, deadline));
   NEREID_ASSIGN_OR_RETURN(*sizes, DecodeFrameHeader(raw));
-  std::string json(sizes->json_size, '\0');
-  NEREID_RETURN_IF_ERROR(ReadExact(json, deadline));
-  return json;
+  header->resize(sizes->json_size);
+  return ReadExact(*header, deadline);
 }
 
 StatusOr<Frame> StubProcess::Read(std::chrono::steady_clock::time_point deadline) {
   FrameSizes sizes;
   Frame frame;
-  NEREID_ASSIGN_OR_RETURN(frame.json, ReadHeader(&sizes, deadline));
+  NEREID_RETURN_IF_ERROR(ReadHeader(&sizes, deadline, &frame.json));
   try {
     frame.payload.resize(sizes.payload_size);
   } catch (const std::exception&) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 
 #include "nereid/status.h"
 #include "python/shm_pool.h"
+#include "python/spin_wait.h"
 #include "python/stub_protocol.h"
 
 namespace nereid::backends::python {
@@ -28,7 +30,16 @@ struct StubCommand {
   // carries every payload).
   uint64_t shm_default_size = 0;
   uint64_t shm_growth_size = 0;
+  // EXECUTION_ENV_PATH resolved (execution_env.h), or empty. The stub still is `python`; it gets
+  // VIRTUAL_ENV and PATH as the environment's activate script would set them, and
+  // NEREID_EXECUTION_ENV, from which it puts the environment's site-packages on sys.path.
+  std::string execution_env;
 };
+
+// The stub's environment ("NAME=value" each) from the server's `parent` (environ): `resources`
+// first on PYTHONPATH; with an execution environment, VIRTUAL_ENV, PATH and NEREID_EXECUTION_ENV
+// as StubCommand::execution_env says (PYTHONHOME dropped, as activate does).
+std::vector<std::string> StubEnvironment(const StubCommand& command, char** parent);
 
 // A received frame: JSON part and payload.
 struct Frame {
@@ -43,11 +54,18 @@ class StubProcess {
   // Starts the stub. Errors are INTERNAL.
   static StatusOr<std::unique_ptr<StubProcess>> Start(const StubCommand& command);
 
-  // Writes one frame: `json`, then every chunk (the payload). With a pool, the chunks are
-  // gathered into a block of it (one copy) and `json` gets a member "shm": [offset, size, pool
-  // size] instead of a payload; without one, or when the pool cannot grow, they follow `json` on
-  // the socket without a copy in this process. Blocks live until ReleaseBlocks.
-  Status Write(std::string_view json, std::span<const std::span<const char>> chunks);
+  // Writes one frame: `json`, then every chunk (the payload), on the socket without a copy in
+  // this process.
+  Status Write(std::string_view json, std::span<const std::span<const char>> chunks) {
+    return Send(json, chunks);
+  }
+  // Writes a frame whose binary header is `header` (an execute, EncodeExecute, or a BLS answer,
+  // EncodeBlsAnswer). With a pool, the chunks are gathered into a block of it (one copy) and the
+  // block's place (u64 offset, size, pool size) is written into the header at `slot`; without
+  // one, or when the pool cannot grow, they follow the header on the socket (the slot stays zero).
+  // Blocks live until ReleaseBlocks.
+  Status WriteBinary(std::string* header, size_t slot,
+                     std::span<const std::span<const char>> chunks);
   // Frees every block Write put in the pool: the instance calls it when the stub is done with
   // them (at the start of the next execution when no request is still sending, see ADR 0014).
   void ReleaseBlocks() {
@@ -61,6 +79,10 @@ class StubProcess {
     if (pool_ != nullptr) pool_->Free(offset);
   }
   const ShmPool* pool() const { return pool_.get(); }
+  // ShmPool::Pin (nullopt without a pool).
+  std::optional<PinnedBytes> Pin(uint64_t offset, uint64_t size) {
+    return pool_ != nullptr ? pool_->Pin(offset, size) : std::nullopt;
+  }
   // True when a frame (or part of one) can be read now: buffered or on the socket.
   bool Readable() const;
   int fd() const { return fd_; }
@@ -71,9 +93,10 @@ class StubProcess {
   Status ReadExact(std::span<char> out, std::chrono::steady_clock::time_point deadline);
   // Reads and drops `n` bytes.
   Status Skip(uint64_t n, std::chrono::steady_clock::time_point deadline);
-  // The JSON part of a frame; the payload (`sizes->payload_size` bytes) is left on the socket.
-  StatusOr<std::string> ReadHeader(FrameSizes* sizes,
-                                   std::chrono::steady_clock::time_point deadline);
+  // The header of a frame into `header` (its capacity reused); the payload
+  // (`sizes->payload_size` bytes) is left on the socket.
+  Status ReadHeader(FrameSizes* sizes, std::chrono::steady_clock::time_point deadline,
+                    std::string* header);
 
   // SIGKILLs and reaps the process (idempotent).
   void Kill();
@@ -84,8 +107,8 @@ class StubProcess {
  private:
   static constexpr size_t kReadBufferSize = 64 * 1024;
 
-  StubProcess(pid_t pid, int fd, std::unique_ptr<ShmPool> pool)
-      : pid_(pid), fd_(fd), pool_(std::move(pool)) {}
+  StubProcess(pid_t pid, int fd, std::unique_ptr<ShmPool> pool, std::chrono::nanoseconds spin)
+      : pid_(pid), fd_(fd), pool_(std::move(pool)), spin_(spin) {}
   // Writes the frame's bytes: header, `json`, the chunks.
   Status Send(std::string_view json, std::span<const std::span<const char>> chunks);
   // Reads what the socket has (at least one byte) into the read buffer.
@@ -100,6 +123,7 @@ class StubProcess {
   size_t rbegin_ = 0;
   size_t rend_ = 0;
   std::vector<uint64_t> written_;  // blocks put since the last TakeWrittenBlocks
+  SpinPolicy spin_;                // the doorbell (spin_wait.h, ADR 0020)
 };
 
 }  // namespace nereid::backends::python

@@ -7,24 +7,73 @@
 #include <limits>
 
 #include "common/config_json.h"
+#include "python/binary_codec.h"
+#include "python/bls_frames.h"
 
 namespace nereid::backends::python {
 namespace {
 
-void PutLe(char* out, uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xff);
-}
+Status Bad(const std::string& what) { return MalformedStubMessage(what); }
 
-uint64_t GetLe(const char* in, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  return v;
-}
+}  // namespace
 
-Status Bad(const std::string& what) {
+Status MalformedStubMessage(const std::string& what) {
   return Internal("malformed message from the Python stub: " + what);
 }
+
+Status CheckTensorDesc(const TensorDesc& t, uint64_t payload_size) {
+  uint64_t elements = 1;
+  for (int64_t d : t.shape) {
+    if (d < 0) return Bad("tensor '" + t.name + "' has a negative dimension");
+    if (d != 0 && elements > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) {
+      return Bad("tensor '" + t.name + "' has too many elements");
+    }
+    elements *= static_cast<uint64_t>(d);
+  }
+  if (t.offset > payload_size || t.size > payload_size - t.offset) {
+    return Bad("tensor '" + t.name + "' lies outside the payload");
+  }
+  const size_t element_size = DataTypeByteSize(t.data_type);
+  if (element_size != 0) {
+    if (elements > std::numeric_limits<uint64_t>::max() / element_size ||
+        elements * element_size != t.size) {
+      return Bad("tensor '" + t.name + "' has " + std::to_string(t.size) +
+                 " bytes, its shape needs " + std::to_string(elements * element_size));
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<TensorDesc> ParsePlacedTensor(BinaryReader* in, uint64_t payload_size,
+                                       uint64_t pool_size) {
+  uint64_t name_size = 0, data_type = 0, dims = 0, place = 0, offset = 0, size = 0;
+  TensorDesc t;
+  if (!in->Le(2, &name_size) || !in->Le(1, &data_type) || !in->Le(1, &dims) || !in->Le(1, &place) ||
+      !in->Le(8, &offset) || !in->Le(8, &size) || !in->Bytes(name_size, &t.name)) {
+    return Bad("a tensor is cut short");
+  }
+  if (data_type == 0 || data_type > static_cast<uint64_t>(DataType::kBf16)) {
+    return Bad("tensor '" + t.name + "' has an unknown datatype");
+  }
+  if (place > 1) return Bad("tensor '" + t.name + "' has an unknown place");
+  t.data_type = static_cast<DataType>(data_type);
+  t.shape.resize(dims);
+  for (int64_t& d : t.shape) {
+    uint64_t v = 0;
+    if (!in->Le(8, &v)) return Bad("tensor '" + t.name + "' is cut short");
+    d = static_cast<int64_t>(v);
+  }
+  t.offset = offset;
+  t.size = size;
+  t.in_pool = place == 1;
+  if (t.in_pool && (offset > pool_size || size > pool_size - offset)) {
+    return Bad("tensor '" + t.name + "' lies outside the shared-memory pool");
+  }
+  NEREID_RETURN_IF_ERROR(CheckTensorDesc(t, t.in_pool ? pool_size : payload_size));
+  return t;
+}
+
+namespace {
 
 StatusOr<TensorDesc> ParseTensor(const rapidjson::Value& v, uint64_t payload_size) {
   if (!v.IsObject()) return Bad("a tensor is not an object");
@@ -40,14 +89,6 @@ StatusOr<TensorDesc> ParseTensor(const rapidjson::Value& v, uint64_t payload_siz
   StatusOr<std::vector<int64_t>> shape = IntArrayMember(v, "shape");
   if (!shape.ok()) return Bad("tensor '" + t.name + "' has a malformed shape");
   t.shape = std::move(*shape);
-  uint64_t elements = 1;
-  for (int64_t d : t.shape) {
-    if (d < 0) return Bad("tensor '" + t.name + "' has a negative dimension");
-    if (d != 0 && elements > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) {
-      return Bad("tensor '" + t.name + "' has too many elements");
-    }
-    elements *= static_cast<uint64_t>(d);
-  }
   StatusOr<int64_t> offset = IntMember(v, "offset", -1);
   StatusOr<int64_t> size = IntMember(v, "size", -1);
   if (!offset.ok() || !size.ok() || *offset < 0 || *size < 0) {
@@ -55,17 +96,7 @@ StatusOr<TensorDesc> ParseTensor(const rapidjson::Value& v, uint64_t payload_siz
   }
   t.offset = static_cast<uint64_t>(*offset);
   t.size = static_cast<uint64_t>(*size);
-  if (t.offset > payload_size || t.size > payload_size - t.offset) {
-    return Bad("tensor '" + t.name + "' lies outside the payload");
-  }
-  const size_t element_size = DataTypeByteSize(t.data_type);
-  if (element_size != 0) {
-    if (elements > std::numeric_limits<uint64_t>::max() / element_size ||
-        elements * element_size != t.size) {
-      return Bad("tensor '" + t.name + "' has " + std::to_string(t.size) +
-                 " bytes, its shape needs " + std::to_string(elements * element_size));
-    }
-  }
+  NEREID_RETURN_IF_ERROR(CheckTensorDesc(t, payload_size));
   return t;
 }
 
@@ -90,31 +121,67 @@ StatusOr<StubResponse> ParseResponse(const rapidjson::Value& v, uint64_t payload
   return r;
 }
 
+// One response of a binary "result" or "send"; its outputs' bytes start at `*offset`.
+StatusOr<StubResponse> ParseBinaryResponse(BinaryReader* in, uint64_t payload_size,
+                                           uint64_t pool_size, uint64_t* offset) {
+  uint64_t has_error = 0, code = 0, count = 0, message_size = 0;
+  if (!in->Le(1, &has_error) || !in->Le(1, &code) || !in->Le(2, &count) ||
+      !in->Le(4, &message_size)) {
+    return Bad("a response is cut short");
+  }
+  StubResponse r;
+  if (!in->Bytes(message_size, &r.error.message)) return Bad("a response is cut short");
+  if (has_error != 0) {
+    r.has_error = true;
+    r.error.code = code <= 7 ? static_cast<int>(code) : 1;
+    if (count != 0) return Bad("a response has both an error and outputs");
+    return r;
+  }
+  r.outputs.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    NEREID_ASSIGN_OR_RETURN(TensorDesc t, ParsePlacedTensor(in, payload_size, pool_size));
+    if (!t.in_pool) {  // the payload's tensors follow each other (the server reads them in order)
+      if (t.offset != *offset) return Bad("tensor '" + t.name + "' is out of order");
+      *offset += t.size;
+    }
+    r.outputs.push_back(std::move(t));
+  }
+  return r;
+}
+
+StatusOr<StubMessage> ParseBinaryMessage(std::string_view bytes, uint64_t payload_size,
+                                         uint64_t pool_size) {
+  BinaryReader in(bytes);
+  uint64_t kind = 0, pad = 0;
+  if (!in.Le(1, &kind) || !in.Le(3, &pad)) return Bad("a binary header is cut short");
+  StubMessage m;
+  uint64_t offset = 0;
+  if (kind == static_cast<uint64_t>(kBinaryResult)) {
+    uint64_t count = 0;
+    if (!in.Le(4, &count)) return Bad("a binary header is cut short");
+    m.op = "result";
+    for (uint64_t i = 0; i < count; ++i) {
+      NEREID_ASSIGN_OR_RETURN(StubResponse r,
+                              ParseBinaryResponse(&in, payload_size, pool_size, &offset));
+      m.responses.push_back(std::move(r));
+    }
+  } else {  // kBinarySend
+    uint64_t flags = 0, request = 0;
+    if (!in.Le(4, &flags) || !in.Le(8, &request)) return Bad("a binary header is cut short");
+    m.op = "send";
+    m.flags = static_cast<uint32_t>(flags);
+    m.request = static_cast<int64_t>(request);
+    NEREID_ASSIGN_OR_RETURN(m.response, ParseBinaryResponse(&in, payload_size, pool_size, &offset));
+  }
+  if (!in.AtEnd()) return Bad("a binary header has trailing bytes");
+  return m;
+}
+
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 // A string of any length (rapidjson's String takes a length; string_view is not terminated).
 void WriteString(JsonWriter* w, std::string_view s) {
   w->String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-// {"name","datatype","shape","offset","size"}: a tensor whose bytes are in the frame's payload.
-void WriteTensorDesc(std::string_view name, DataType data_type, std::span<const int64_t> shape,
-                     uint64_t offset, uint64_t size, JsonWriter* w) {
-  auto str = [w](std::string_view s) { WriteString(w, s); };
-  w->StartObject();
-  str("name");
-  str(name);
-  str("datatype");
-  str(DataTypeWireName(data_type));
-  str("shape");
-  w->StartArray();
-  for (int64_t d : shape) w->Int64(d);
-  w->EndArray();
-  str("offset");
-  w->Uint64(offset);
-  str("size");
-  w->Uint64(size);
-  w->EndObject();
 }
 
 }  // namespace
@@ -134,7 +201,14 @@ StatusOr<FrameSizes> DecodeFrameHeader(std::span<const char, kFrameHeaderSize> b
   return sizes;
 }
 
-StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_size) {
+StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_size,
+                                       uint64_t pool_size) {
+  if (!json.empty() && (json[0] == kBinaryResult || json[0] == kBinarySend)) {
+    return ParseBinaryMessage(json, payload_size, pool_size);
+  }
+  if (!json.empty() && (json[0] == kBinaryBls || json[0] == kBinaryBlsNext)) {
+    return ParseBlsFrame(json, payload_size, pool_size);
+  }
   rapidjson::Document doc;
   if (Status s = ParseJsonObject(json, "Python stub message", &doc); !s.ok()) {
     return Bad(s.message());
@@ -145,6 +219,9 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
   m.config = std::string(StringMember(doc, "config"));
   if (const rapidjson::Value* e = FindMember(doc, "exception"); e != nullptr && e->IsBool()) {
     m.exception = e->GetBool();
+  }
+  if (const rapidjson::Value* r = FindMember(doc, "is_ready"); r != nullptr && r->IsBool()) {
+    m.has_is_ready = r->GetBool();
   }
   StatusOr<int64_t> level = IntMember(doc, "level", 0);
   StatusOr<int64_t> request = IntMember(doc, "request", 0);
@@ -167,56 +244,6 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
     }
   } else if (m.op == "send") {
     NEREID_ASSIGN_OR_RETURN(m.response, ParseResponse(doc, payload_size));
-  } else if (m.op == "bls") {
-    m.model_name = std::string(StringMember(doc, "model_name"));
-    m.request_id = std::string(StringMember(doc, "request_id"));
-    StatusOr<int64_t> version = IntMember(doc, "model_version", -1);
-    if (!version.ok()) return Bad("malformed 'model_version'");
-    m.model_version = *version;
-    StatusOr<int64_t> timeout = IntMember(doc, "timeout", 0);
-    if (!timeout.ok() || *timeout < 0) return Bad("malformed 'timeout'");
-    m.timeout_us = static_cast<uint64_t>(*timeout);
-    if (const rapidjson::Value* req = FindMember(doc, "requested"); req != nullptr) {
-      if (!req->IsArray()) return Bad("'requested' is not an array");
-      for (const rapidjson::Value& r : req->GetArray()) {
-        if (!r.IsString()) return Bad("a requested output is not a string");
-        m.requested_outputs.emplace_back(r.GetString(), r.GetStringLength());
-      }
-    }
-    if (const rapidjson::Value* c = FindMember(doc, "correlation_id"); c != nullptr) {
-      if (c->IsString()) {
-        m.correlation_id_str.assign(c->GetString(), c->GetStringLength());
-      } else if (c->IsUint64()) {
-        m.correlation_id = c->GetUint64();
-      } else {
-        return Bad("malformed 'correlation_id'");
-      }
-    }
-    if (const rapidjson::Value* d = FindMember(doc, "decoupled"); d != nullptr && d->IsBool()) {
-      m.decoupled = d->GetBool();
-    }
-    if (const rapidjson::Value* ps = FindMember(doc, "parameters"); ps != nullptr) {
-      if (!ps->IsObject()) return Bad("'parameters' is not an object");
-      for (const auto& p : ps->GetObject()) {
-        std::string key(p.name.GetString(), p.name.GetStringLength());
-        if (p.value.IsBool()) {
-          m.parameters.emplace_back(std::move(key), p.value.GetBool());
-        } else if (p.value.IsInt64()) {
-          m.parameters.emplace_back(std::move(key), p.value.GetInt64());
-        } else if (p.value.IsString()) {
-          m.parameters.emplace_back(std::move(key),
-                                    std::string(p.value.GetString(), p.value.GetStringLength()));
-        } else {
-          return Bad("parameter '" + key + "' is not a string, an integer or a bool");
-        }
-      }
-    }
-    const rapidjson::Value* ins = FindMember(doc, "inputs");
-    if (ins == nullptr || !ins->IsArray()) return Bad("'inputs' is not an array");
-    for (const rapidjson::Value& i : ins->GetArray()) {
-      NEREID_ASSIGN_OR_RETURN(TensorDesc t, ParseTensor(i, payload_size));
-      m.inputs.push_back(std::move(t));
-    }
   } else if (m.op == "model_ready" || m.op == "load_model" || m.op == "unload_model") {
     m.model_name = std::string(StringMember(doc, "model_name"));
     StatusOr<int64_t> version = IntMember(doc, "model_version", -1);
@@ -247,7 +274,8 @@ StatusOr<StubMessage> ParseStubMessage(std::string_view json, uint64_t payload_s
       }
     }
   } else if (m.op != "ok" && m.op != "error" && m.op != "log" && m.op != "done" &&
-             m.op != "config" && m.op != "is_cancelled" && m.op != "metric") {
+             m.op != "config" && m.op != "is_cancelled" && m.op != "metric" && m.op != "ready" &&
+             m.op != "bls_cancel" && m.op != "release") {
     return Bad("unknown op '" + m.op + "'");
   }
   return m;
@@ -328,92 +356,52 @@ std::string EncodeControlAnswer(int64_t tag, const Status& error, bool ready) {
   return std::string(buf.GetString(), buf.GetSize());
 }
 
-std::string EncodeBlsResult(int64_t tag, const Status& error,
-                            std::span<const backend::InferTensor> outputs) {
-  return EncodeBlsStreamResult(tag, error, outputs, true);
-}
-
-std::string EncodeBlsStreamResult(int64_t tag, const Status& error,
-                                  std::span<const backend::InferTensor> outputs, bool final) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  auto str = [&w](std::string_view s) { WriteString(&w, s); };
-  w.StartObject();
-  str("op");
-  str("bls_result");
-  str("tag");
-  w.Int64(tag);
-  str("final");
-  w.Bool(final);
-  if (!error.ok()) {
-    str("error");
-    w.StartObject();
-    str("message");
-    str(error.message());
-    str("code");
-    w.Int(TritonErrorCodeOf(error.code()));
-    w.EndObject();
-  } else {
-    str("outputs");
-    w.StartArray();
-    uint64_t offset = 0;
-    for (const backend::InferTensor& t : outputs) {
-      WriteTensorDesc(t.name, t.data_type, t.shape, offset, t.data.size(), &w);
-      offset += t.data.size();
-    }
-    w.EndArray();
-  }
-  w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
-}
-
-std::string EncodeExecute(std::string_view instance_name, std::string_view model_name,
-                          std::span<const RequestHeader> requests, int64_t first_request) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  auto str = [&w](std::string_view s) { WriteString(&w, s); };
-  w.StartObject();
-  str("op");
-  str("execute");
-  str("instance");
-  str(instance_name);
-  str("model_name");
-  str(model_name);
-  str("first_request");
-  w.Int64(first_request);
-  str("requests");
-  w.StartArray();
+Status EncodeExecute(std::span<const RequestHeader> requests, int64_t first_request,
+                     std::string* out) {
+  constexpr uint64_t kU16 = 0xffff, kU32 = 0xffffffff;
+  out->clear();
+  out->push_back(kBinaryExecute);
+  out->append(kExecuteShmSlot - 1 + 24, '\0');  // the pool block: StubProcess::WriteBinary
+  AppendLe(out, static_cast<uint64_t>(first_request), 8);
+  AppendLe(out, requests.size(), 4);
   uint64_t offset = 0;
   for (const RequestHeader& r : requests) {
-    w.StartObject();
-    str("id");
-    str(r.id);
-    str("correlation_id");
-    if (r.correlation_id_str.empty()) {
-      w.Uint64(r.correlation_id);
-    } else {
-      str(r.correlation_id_str);
+    if (r.correlation_id_str.size() > kU32 || r.id.size() > kU32 ||
+        r.parameters_json.size() > kU32 || r.requested_outputs.size() > kU16 ||
+        r.inputs.size() > kU16) {
+      return InvalidArgument("a request is too large for the Python stub");
     }
-    str("flags");
-    w.Uint(r.flags);
-    str("parameters");
-    str(r.parameters_json);
-    str("requested");
-    w.StartArray();
-    for (const std::string& o : r.requested_outputs) str(o);
-    w.EndArray();
-    str("inputs");
-    w.StartArray();
+    AppendLe(out, r.flags, 4);
+    AppendLe(out, r.correlation_id, 8);
+    AppendLe(out, r.correlation_id_str.size(), 4);
+    AppendLe(out, r.id.size(), 4);
+    AppendLe(out, r.parameters_json.size(), 4);
+    AppendLe(out, r.requested_outputs.size(), 2);
+    AppendLe(out, r.inputs.size(), 2);
+    out->append(r.correlation_id_str);
+    out->append(r.id);
+    out->append(r.parameters_json);
+    for (const std::string& o : r.requested_outputs) {
+      if (o.size() > kU16) return InvalidArgument("an output name is too long for the Python stub");
+      AppendLe(out, o.size(), 2);
+      out->append(o);
+    }
     for (const backend::TensorRef& t : r.inputs) {
-      WriteTensorDesc(t.name, t.data_type, t.shape, offset, t.data.size(), &w);
+      if (t.name.size() > kU16 || t.shape.size() > 0xff) {
+        return InvalidArgument("input '" + std::string(t.name) +
+                               "' is too large for the Python stub");
+      }
+      AppendLe(out, t.name.size(), 2);
+      AppendLe(out, static_cast<uint64_t>(t.data_type), 1);
+      AppendLe(out, t.shape.size(), 1);
+      AppendLe(out, offset, 8);
+      AppendLe(out, t.data.size(), 8);
+      out->append(t.name);
+      for (int64_t d : t.shape) AppendLe(out, static_cast<uint64_t>(d), 8);
       offset += t.data.size();
     }
-    w.EndArray();
-    w.EndObject();
   }
-  w.EndArray();
-  w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  return Status::Ok();
 }
 
 }  // namespace nereid::backends::python

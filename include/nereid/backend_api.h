@@ -24,12 +24,13 @@
 #include <variant>
 #include <vector>
 
+#include "nereid/cancel_token.h"
 #include "nereid/data_type.h"
 #include "nereid/status.h"
 
 namespace nereid::backend {
 
-inline constexpr uint32_t kBackendApiVersion = 5;
+inline constexpr uint32_t kBackendApiVersion = 8;
 
 enum class LogLevel { kVerbose, kInfo, kWarning, kError };
 using LogFunction = std::function<void(LogLevel, std::string_view message)>;
@@ -73,6 +74,11 @@ inline uint64_t ExecuteClockNs() {
 
 // Flags of ResponseSender::Send (Triton's TRITONSERVER_RESPONSE_COMPLETE_FINAL).
 inline constexpr uint32_t kResponseFinal = 1;
+
+// Release flags of ExecuteArgs::release_flags (API v7; Triton's TRITONSERVER_REQUEST_RELEASE_ALL
+// and TRITONSERVER_REQUEST_RELEASE_RESCHEDULE).
+inline constexpr uint32_t kReleaseAll = 1;
+inline constexpr uint32_t kReleaseReschedule = 2;
 
 // The responses of one request of a decoupled model (model_transaction_policy { decoupled: true }):
 // 0..N of them, the last one (possibly with no outputs: "flags-only") carrying kResponseFinal.
@@ -127,6 +133,26 @@ struct ExecuteArgs {
   // The requests of the execution in batch order (API v4). Filled only for backends whose
   // BackendInfo::wants_request_info is set, else empty.
   std::span<const RequestInfo> requests;
+  // API v6: non-decoupled models only, else empty: one Status per request of the execution, in
+  // batch order, all OK on entry. A backend sets request_errors[i] to fail request i alone
+  // (Triton's error response for one request of a batch) and returns OK for the execution: the
+  // other requests get their outputs. A failed request's rows are left out of every output (the
+  // outputs hold the rows of the requests that did not fail, in batch order); when every request
+  // fails, no output need be written.
+  std::span<Status> request_errors{};
+  // API v7: one entry per request of the execution, in batch order, kReleaseAll on entry (empty
+  // only when a plugin test builds ExecuteArgs itself). A backend sets kReleaseReschedule on
+  // request i to have that request executed again in a later execution (Triton's
+  // TRITONSERVER_REQUEST_RELEASE_RESCHEDULE): the same request (id, inputs, requested outputs,
+  // parameters) comes back with flags 0 (neither sequence start nor end). Its rows are left out of
+  // every output, as for request_errors; a decoupled request keeps its response stream open: the
+  // sender of this execution refuses later sends and the next execution brings a new sender that
+  // continues the request's responses (one that already sent its FINAL is not rescheduled). Only
+  // models with `sequence_batching { iterative_sequence: true }` take a request back; on any other
+  // model the request ends with INVALID_ARG "Request is released with
+  // TRITONSERVER_REQUEST_RELEASE_RESCHEDULE, while the model is not configured to handle such a
+  // flag." (Triton's text).
+  std::span<uint32_t> release_flags{};
 };
 
 // One execution context of a model version. The core never calls Execute concurrently on one
@@ -135,6 +161,11 @@ class ModelInstance {
  public:
   virtual ~ModelInstance() = default;
   virtual Status Execute(const ExecuteArgs& args) = 0;
+  // The model's own readiness check (API v6; the python backend's `is_ready()`), asked whenever
+  // readiness is (model ready endpoints, the repository index, pb_utils.is_model_ready). An error
+  // makes the version UNAVAILABLE with its message as the reason. Called from any thread, also
+  // while Execute runs; it must not wait for that Execute (answer the last result instead).
+  virtual Status CheckReady() { return Status::Ok(); }
 };
 
 // How an instance tells the core whether it can serve (API v5): false with a reason while it
@@ -157,6 +188,12 @@ class Model {
   virtual ~Model() = default;
   virtual StatusOr<std::unique_ptr<ModelInstance>> CreateInstance(
       const InstanceOptions& options) = 0;
+  // API v6: the unload notice. The core stops serving this version (an unload, a reload that
+  // replaces it, the server stopping) and is about to wait for its requests in flight. Called at
+  // most once, from any thread, while the instances still exist; must not block. A backend whose
+  // requests may be held indefinitely (a decoupled model that never sends FINAL) ends them now,
+  // so that the unload or the stop does not wait forever.
+  virtual void Unloading() {}
 };
 
 struct ModelLoadOptions {
@@ -235,7 +272,8 @@ struct InferCall {
   std::string model_name;
   int64_t model_version = -1;  // -1: the highest ready version
   std::string id;
-  std::span<const TensorRef> inputs;           // read before InferFunction returns
+  // Without `inputs_owner`, the server copies the inputs' bytes before InferFunction returns.
+  std::span<const TensorRef> inputs;
   std::vector<std::string> requested_outputs;  // empty: every output
   // Triton's request timeout in microseconds (0: none), as a client's `timeout` parameter: the
   // called model's queue policy applies it. Added to API v4 without a version bump (in-tree
@@ -253,6 +291,24 @@ struct InferCall {
   // flags-only FINAL). Without it, calling a decoupled model fails with Triton's text.
   bool decoupled = false;
   std::function<void(StatusOr<std::vector<InferTensor>>)> on_response;
+  // The caller waits for `done` on this thread and holds no instance the server could give the
+  // call: the server may then run a non-decoupled call on this thread when an instance of the
+  // called model is idle (ADR 0003). Appended to API v5 without a version bump (in-tree plugins
+  // only; ADR 0014).
+  bool allow_inline = false;
+  // API v6: set by the plugin to cancel the call later (Triton's
+  // TRITONSERVER_InferenceRequestCancel, the python backend's ResponseIterator.cancel()): Cancel()
+  // from any thread makes the called request's response sender report IsCancelled(), and a request
+  // still queued is answered CANCELLED "Request was cancelled". Empty: the call cannot be
+  // cancelled.
+  std::shared_ptr<CancelToken> cancel;
+  // API v8: the owner of the bytes `inputs` view (names and shapes are still read before
+  // InferFunction returns). When set, the server does not copy the bytes: the called request views
+  // them and holds `inputs_owner` until it is released, after `done` (also when `done` came early:
+  // a caller that stopped waiting, an error). The bytes must stay unchanged and readable while
+  // the owner lives, from any thread; the server drops it from any thread. Empty: copied as
+  // before v8.
+  std::shared_ptr<const void> inputs_owner;
 };
 
 using InferDone = std::function<void(StatusOr<std::vector<InferTensor>>)>;

@@ -1,17 +1,15 @@
 #include "app/command_line.h"
 
-#include <sched.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "app/config_flags.h"
 #include "common/parse_number.h"
+#include "common/usable_cpus.h"
 
 namespace nereid {
 namespace {
@@ -483,19 +481,6 @@ Status Finish(const CLI::App& app, AppOptions& o, RawFlags& raw) {
     }
   }
   return Status::Ok();
-}
-
-}  // namespace
-
-namespace {
-
-// The CPUs in this process's affinity mask (taskset and cgroup cpusets count).
-int UsableCpus() {
-  int cpus = 0;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
-  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
-  return cpus;
 }
 
 }  // namespace

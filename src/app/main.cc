@@ -7,6 +7,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +24,8 @@
 #include "app/metrics_endpoint.h"
 #include "common/logging.h"
 #include "core/server/inference_server.h"
+#include "core/stats/library_pages.h"
+#include "core/stats/process_memory.h"
 #include "frontends/grpc/grpc_server.h"
 #include "frontends/http/handlers.h"
 #include "frontends/http/http_server.h"
@@ -90,6 +96,7 @@ int Run(int argc, char** argv) {
     options.server.response_cache = std::move(cache).value();
     LOG_INFO("Response cache '{}' enabled", options.cache_name);
   }
+  options.server.release_library_pages_after_load = true;
   auto server = nereid::InferenceServer::Create(options.server);
   if (!server.ok()) {
     LOG_ERROR("{}", server.status().message());
@@ -133,12 +140,19 @@ int Run(int argc, char** argv) {
     LOG_VERBOSE(1, "gRPC: {} completion-queue thread(s)", options.grpc.server.infer_thread_count);
   }
   if (metrics) {
-    if (nereid::Status s = metrics->Serve(server->get(), nereid::HttpMetricsEndpoint()); !s.ok()) {
+    if (nereid::Status s = metrics->Serve(server->get(), nereid::HttpMetricsEndpoint(http.get()));
+        !s.ok()) {
       LOG_ERROR("failed to start Metrics Service: {}", s.message());
       return 1;
     }
     LOG_INFO("Started Metrics Service at {}:{}", options.metrics.server.address, metrics->port());
   }
+  // Start-up is over: give back what it ran once (the libraries' initialisation code, ONNX
+  // Runtime's kernel registration; core/stats/library_pages.h) and the allocator's free memory.
+  const nereid::ReleasedLibraryPages released = nereid::ReleaseReadOnlyLibraryPages();
+  nereid::ReturnFreeMemory();
+  LOG_VERBOSE(1, "start-up pages released: {} read-only segments, {} MiB of address space",
+              released.ranges, released.bytes >> 20);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count();
@@ -163,6 +177,9 @@ int Run(int argc, char** argv) {
                     std::chrono::duration_cast<std::chrono::milliseconds>(
                         deadline - std::chrono::steady_clock::now()));
   };
+  // Requests a backend could hold forever (a decoupled model that never sends FINAL) end first:
+  // the gRPC shutdown below waits for the streams that carry them.
+  (*server)->NoticeStop();
   if (http) http->StopAccepting();
   if (metrics) metrics->Stop();
   // gRPC calls and streams in progress get until the deadline; the rest are cancelled.
@@ -184,13 +201,29 @@ int Run(int argc, char** argv) {
   return 0;
 }
 
+// Leaves with `code` without running static destructors. Run has already destroyed everything of
+// Nereid's own; what is left are backend libraries' threads that never stop (ONNX Runtime's
+// environment thread outlives its Ort::Env), which read library statics that exit() would free
+// under them (ASan saw that thread read a freed ONNX Runtime string during exit).
+[[noreturn]] void Leave(int code) {
+  spdlog::shutdown();
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+#if defined(__SANITIZE_ADDRESS__)
+  __lsan_do_leak_check();  // LeakSanitizer's own check runs at exit, which is skipped
+#endif
+  std::_Exit(code);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  int code = 1;
   try {
-    return Run(argc, argv);
+    code = Run(argc, argv);
   } catch (const std::exception& e) {  // a last resort: every known failure is a Status
     std::cerr << "fatal: " << e.what() << "\n";
-    return 1;
   }
+  Leave(code);
 }

@@ -22,15 +22,15 @@ class HttpEndpoint : public MetricsEndpoint {
 
 }  // namespace
 
-MetricsEndpointFactory HttpMetricsEndpoint() {
-  return [](const std::string& address, int port,
-            std::function<std::string()> scrape) -> StatusOr<std::unique_ptr<MetricsEndpoint>> {
+MetricsEndpointFactory HttpMetricsEndpoint(HttpServer* host) {
+  return [host](const std::string& address, int port,
+                std::function<std::string()> scrape) -> StatusOr<std::unique_ptr<MetricsEndpoint>> {
     TextEndpointOptions options;
     options.address = address;
     options.port = port;
     options.path = "/metrics";
     NEREID_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> http,
-                            StartTextEndpoint(options, std::move(scrape)));
+                            StartTextEndpoint(options, std::move(scrape), host));
     return std::unique_ptr<MetricsEndpoint>(std::make_unique<HttpEndpoint>(std::move(http)));
   };
 }

@@ -31,7 +31,8 @@ import grpc_helpers  # noqa: E402  (GrpcServer only; never its stubs, see confte
 
 __all__ = ["grpcclient", "grpcclient_aio", "httpclient", "httpclient_aio",
            "InferenceServerException", "np_to_triton_dtype", "GrpcServer", "clients",
-           "aio_clients"]
+           "aio_clients", "module_of", "serve_repository", "identity_inputs",
+           "repository_index"]
 
 GrpcServer = grpc_helpers.GrpcServer
 
@@ -46,3 +47,40 @@ def aio_clients(server):
     """(name, client) for HTTP and gRPC asyncio clients; close them with `await c.close()`."""
     return [("http", httpclient_aio.InferenceServerClient(f"127.0.0.1:{server.port}")),
             ("grpc", grpcclient_aio.InferenceServerClient(server.target()))]
+
+
+def module_of(name):
+    """The client module of a protocol name as clients() gives it ("http" or "grpc")."""
+    return httpclient if name == "http" else grpcclient
+
+
+def serve_repository(tmp_path_factory, directory, write, args, name):
+    """The body of a module fixture: writes a repository with write(root) into a new temporary
+    `directory`, starts a GrpcServer called `name` on it with `args` and yields it (its `root` set);
+    stops it afterwards and checks that it exited cleanly. Use `yield from`."""
+    root = tmp_path_factory.mktemp(directory)
+    write(root)
+    s = GrpcServer([str(root)], args, name=name).start()
+    s.root = root
+    yield s
+    assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def identity_inputs(module, values, binary=False):
+    """[InferInput "INPUT0"] of the FP32 numpy array `values` for `module` (HTTP: binary or JSON
+    data as `binary` says; gRPC: always raw)."""
+    inp = module.InferInput("INPUT0", list(values.shape), "FP32")
+    if module is httpclient:
+        inp.set_data_from_numpy(values, binary_data=binary)
+    else:
+        inp.set_data_from_numpy(values)
+    return [inp]
+
+
+def repository_index(name, client):
+    """The repository index of a sync client of clients() as dicts with name, state and reason
+    (HTTP answers them as they are; gRPC as messages)."""
+    index = client.get_model_repository_index()
+    if name == "http":
+        return index
+    return [{"name": m.name, "state": m.state, "reason": m.reason} for m in index.models]

@@ -220,7 +220,171 @@ class TritonPythonModel:
         return None
 '''
 
+# Decoupled, called by stream_control_py: IN n -> up to n responses OUT=i, `delay` seconds apart,
+# stopping once its sender is cancelled; with a "gate" path, response i >= 1 waits (at most 5 s)
+# for that file. Writes {"sent", "cancelled", "gate"} to the "report" path, then its FINAL.
+COUNTER = '''
+import json
+import os
+import time
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:
+            p = json.loads(request.parameters())
+            n = int(pb_utils.get_input_tensor_by_name(request, "IN").as_numpy().reshape(-1)[0])
+            sender = request.get_response_sender()
+            sent, gate = 0, "none"
+            for i in range(n):
+                if sender.is_cancelled():
+                    break
+                if i >= 1 and p.get("gate"):
+                    deadline = time.monotonic() + 5
+                    while not os.path.exists(p["gate"]) and time.monotonic() < deadline:
+                        time.sleep(0.01)
+                    gate = "open" if os.path.exists(p["gate"]) else "timeout"
+                sender.send(pb_utils.InferenceResponse(
+                    [pb_utils.Tensor("OUT", np.array([i], dtype=np.int32))]))
+                sent += 1
+                time.sleep(float(p.get("delay", 0)))
+            report = {"sent": sent, "cancelled": sender.is_cancelled(), "gate": gate}
+            with open(p["report"] + ".tmp", "w") as f:
+                json.dump(report, f)
+            os.rename(p["report"] + ".tmp", p["report"])
+            sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+        return None
+'''
+
+# Not decoupled: creates the file named by PATH; INFO "touched".
+TOUCH = '''
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:
+            path = pb_utils.get_input_tensor_by_name(request, "PATH").as_numpy().reshape(-1)[0]
+            open(path.decode(), "w").close()
+        return [pb_utils.InferenceResponse([pb_utils.Tensor(
+            "INFO", np.array([b"touched"], dtype=np.object_))]) for _ in requests]
+'''
+
+# Streams counter_py (IN n; the client's "delay", "report" and "gate" parameters passed on) and
+# returns what it saw as JSON in INFO. "mode": "cancel" (iterator.cancel() after 2 responses,
+# then iterates to the end), "drop" (drops the iterator after 2 responses), "interleave" (after
+# the first response: a non-decoupled exec() of touch_py that opens the gate, is_cancelled() and
+# a log, then iterates to the end).
+STREAM_CONTROL = '''
+import json
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+def describe(response):
+    if response.has_error():
+        return {"error": response.error().message(), "code": response.error().code()}
+    out = pb_utils.get_output_tensor_by_name(response, "OUT")
+    return {"out": None if out is None else out.as_numpy().tolist()}
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            p = json.loads(request.parameters())
+            n = pb_utils.get_input_tensor_by_name(request, "IN").as_numpy().reshape(1)
+            call = pb_utils.InferenceRequest(
+                model_name="counter_py", requested_output_names=["OUT"],
+                inputs=[pb_utils.Tensor("IN", n.astype(np.int32))],
+                parameters={k: p[k] for k in ("delay", "report", "gate") if k in p})
+            mode = p["mode"]
+            seen, extra = [], {}
+            it = call.exec(decoupled=True)
+            for r in it:
+                seen.append(describe(r))
+                if mode == "cancel" and len(seen) == 2:
+                    it.cancel()
+                if mode == "drop" and len(seen) == 2:
+                    break
+                if mode == "interleave" and len(seen) == 1:
+                    touch = pb_utils.InferenceRequest(
+                        model_name="touch_py", requested_output_names=["INFO"],
+                        inputs=[pb_utils.Tensor("PATH", np.array([p["gate"].encode()],
+                                                                 dtype=np.object_))]).exec()
+                    extra["touch"] = (touch.error().message() if touch.has_error() else
+                                      touch.output_tensors()[0].as_numpy()[0].decode())
+                    extra["is_cancelled"] = request.is_cancelled()
+                    pb_utils.Logger.log_info("stream_control_py logs while streaming")
+            del it
+            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor(
+                "INFO", np.array([json.dumps({"seen": seen, **extra}).encode()],
+                                 dtype=np.object_))]))
+        return responses
+'''
+
+# Model control from initialize() (Triton allows it there): checks, loads init_target_py,
+# unloads init_victim_py and tries a load that fails and a BLS call (refused with Triton's text);
+# execute() answers what initialize saw, as JSON. Not in write_all: the test loads it.
+INIT_CONTROL = '''
+import json
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        seen = {"ready_before": pb_utils.is_model_ready("init_target_py")}
+        pb_utils.load_model("init_target_py")
+        seen["ready_after"] = pb_utils.is_model_ready("init_target_py")
+        seen["ready_v1"] = pb_utils.is_model_ready("init_target_py", "1")
+        pb_utils.unload_model("init_victim_py")
+        try:
+            pb_utils.load_model("no_such_model")
+            seen["bad_load"] = "loaded"
+        except pb_utils.TritonModelException as e:
+            seen["bad_load"] = str(e)
+        call = pb_utils.InferenceRequest(
+            model_name="init_target_py", requested_output_names=["INFO"],
+            inputs=[pb_utils.Tensor("INPUT", np.array([1], dtype=np.int32))])
+        try:
+            call.exec()
+            seen["bls"] = "ran"
+        except pb_utils.TritonModelException as e:
+            seen["bls"] = str(e)
+        self.seen = json.dumps(seen)
+
+    def execute(self, requests):
+        return [pb_utils.InferenceResponse([pb_utils.Tensor(
+            "INFO", np.array([self.seen.encode()], dtype=np.object_))]) for _ in requests]
+'''
+
+# BLS in initialize, not caught: the load fails with Triton's text.
+BLS_INIT_ERROR = '''
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        pb_utils.InferenceRequest(
+            model_name="echo_fields_py", requested_output_names=["INFO"],
+            inputs=[pb_utils.Tensor("INPUT", np.array([1], dtype=np.int32))]).exec()
+
+    def execute(self, requests):
+        return []
+'''
+
 INFO = io("INFO", "TYPE_STRING", [1])
+
+
+def write_model(root, name, cfg, code):
+    (root / name / "1").mkdir(parents=True)
+    (root / name / "config.pbtxt").write_text(cfg)
+    (root / name / "1" / "model.py").write_text(textwrap.dedent(code))
 
 
 def write_all(root):
@@ -241,6 +405,12 @@ def write_all(root):
                             extra="model_transaction_policy { decoupled: true }"), RELAY),
         "cancel_loop_py": (config("cancel_loop_py", [io("IN", "TYPE_INT32", [1])],
                                   [io("OUT", "TYPE_INT32", [1])]), CANCEL_LOOP),
+        "counter_py": (config("counter_py", [io("IN", "TYPE_INT32", [1])],
+                              [io("OUT", "TYPE_INT32", [1])],
+                              extra="model_transaction_policy { decoupled: true }"), COUNTER),
+        "touch_py": (config("touch_py", [io("PATH", "TYPE_STRING", [1])], [INFO]), TOUCH),
+        "stream_control_py": (config("stream_control_py", [io("IN", "TYPE_INT32", [1])], [INFO]),
+                              STREAM_CONTROL),
     }
     for name, (cfg, code) in models.items():
         (root / name / "1").mkdir(parents=True)

@@ -112,7 +112,32 @@ class TritonPythonModel:
             big = np.zeros([64 * 1024 * 1024 // 8], dtype=np.int64)
             big[-1] = 7
             return [pb_utils.InferenceResponse([pb_utils.Tensor("OUT", big)])]
+        if mode in BAD_FRAMES:  # a frame of the binary protocol, broken, before the real result
+            pb_utils._stub.channel.write(BAD_FRAMES[mode])
         return [pb_utils.InferenceResponse([out])]
+
+
+# Binary headers (backends/python/stub_protocol.h) the server must refuse.
+BAD_FRAMES = {
+    # a result announcing 5 responses and holding none
+    11: bytes([2, 0, 0, 0, 5, 0, 0, 0]),
+    # a decoupled send from a model that is not decoupled
+    12: bytes([3, 0, 0, 0, 1, 0, 0, 0]) + bytes(8) + bytes(8),
+    # one FP32 output of 16 bytes [4] in a frame without payload
+    13: bytes([2, 0, 0, 0, 1, 0, 0, 0]) + bytes([0, 0, 1, 0, 0, 0, 0, 0]) +
+        bytes([3, 0, 11, 1, 0]) + bytes(8) + (16).to_bytes(8, "little") + b"OUT" +
+        (4).to_bytes(8, "little"),
+    # a BLS call (backends/python/bls_frames.h) cut short after its flags
+    14: bytes([4, 0, 0, 0, 3, 0, 0, 0]),
+    # a BLS call whose FP32 input [4] lies in the shared-memory pool, 1 TiB in
+    15: bytes([4, 0, 0, 0]) + bytes(4) + (1).to_bytes(8, "little") +
+        (-1).to_bytes(8, "little", signed=True) + bytes(16) + (1).to_bytes(4, "little") +
+        bytes(8) + (2).to_bytes(4, "little") + bytes(2) + (1).to_bytes(2, "little") + b"m{}" +
+        (1).to_bytes(2, "little") + bytes([11, 1, 1]) + (1 << 40).to_bytes(8, "little") +
+        (16).to_bytes(8, "little") + b"X" + (4).to_bytes(8, "little"),
+    # a BLS stream's "next" without its stream
+    16: bytes([6]) + bytes(7) + (1).to_bytes(8, "little"),
+}
 '''
 
 # Reports how execute() saw a dynamically batched execution: one row per request.

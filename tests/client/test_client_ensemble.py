@@ -8,8 +8,8 @@ import asyncio
 import numpy as np
 import pytest
 
-from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
-                            grpcclient, httpclient)
+from client_support import (GrpcServer, InferenceServerException, aio_clients, clients, httpclient,
+                            module_of)
 from ensemble_repo import (I16, add_sub_pipeline, chain, copy_simple, ensemble, identity, io,
                            step)
 
@@ -98,10 +98,6 @@ def server(tmp_path_factory):
                    name="client-ensemble").start()
     yield s
     assert s.stop() == 0, s.stderr()[-4000:]
-
-
-def module_of(name):
-    return httpclient if name == "http" else grpcclient
 
 
 def make_inputs(module, names_values, dtype="INT32"):

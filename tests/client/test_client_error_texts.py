@@ -11,8 +11,8 @@ import json
 import numpy as np
 import pytest
 
-from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
-                            grpcclient, httpclient, httpclient_aio)
+from client_support import (GrpcServer, InferenceServerException, aio_clients, clients, grpcclient,
+                            httpclient, httpclient_aio, module_of)
 from helpers import repo
 
 LIMIT = 64 * 1024  # --http-max-input-size of the server below
@@ -26,10 +26,6 @@ def server():
                     f"--http-max-input-size={LIMIT}"], name="client-error-texts").start()
     yield s
     assert s.stop() == 0, s.stderr()[-4000:]
-
-
-def module_of(name):
-    return httpclient if name == "http" else grpcclient
 
 
 def fp32_input(module, values, shape=None, binary=False):

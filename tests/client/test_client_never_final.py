@@ -1,5 +1,6 @@
 """A decoupled plugin that never sends FINAL (issue 17, "Bad input"): the request it holds is
-failed, never leaked, when the model unloads or the server stops, and the server stays healthy.
+held as long as the model is loaded (as in Triton), and failed at once, never leaked, when the
+model unloads or the server stops (the backend API v6 unload notice); the server stays healthy.
 The plugin is a Python model.py (backends/python) that answers OUT = IN once and keeps its
 response senders; its single instance is free once `execute` returns (Triton's), so a second
 request runs while the first is held."""
@@ -11,7 +12,6 @@ import threading
 import time
 
 import numpy as np
-import pytest
 
 from client_support import GrpcServer, InferenceServerException, grpcclient, httpclient
 import python_models
@@ -87,25 +87,29 @@ def open_stream(server):
     return c, results
 
 
-def held_errors(results):
-    """The errors both held requests end with (unload or stop)."""
+def held_errors(results, n=2):
+    """The errors the held requests end with (unload, stop or a dead stub)."""
     errors = []
-    for _ in range(2):
-        result, error = results.get(timeout=STUB_TIMEOUT_S + 20)
+    for _ in range(n):
+        result, error = results.get(timeout=20)
         assert isinstance(error, InferenceServerException), (result, error)
         errors.append(error.message())
     return errors
 
 
-# The Python backend fails a request still without FINAL with this text once it sent nothing for
-# stub-timeout-seconds; an unload or a server stop waits for that (the core's own `released a
-# request without sending a final response` is for a plugin that drops its sender).
-HELD = ("Failed to process the request(s) for model instance 'never_final_py_0', message: Stub "
-        "process is not healthy.")
+# What a request still without FINAL ends with when its model unloads or the server stops
+# (Triton's would hold the unload forever); the core's own `released a request without sending a
+# final response` is for a plugin that drops its sender.
+HELD = ("Failed to process the request(s) for model instance 'never_final_py_0', message: the "
+        "model is unloading and the request had not sent its final response.")
+# ... and when its stub dies.
+KILLED = ("Failed to process the request(s) for model instance 'never_final_py_0', message: Stub "
+          "process is not healthy.")
 
 
 def test_unload_fails_the_held_request(tmp_path):
-    s = start(tmp_path, "client-never-final-unload")
+    # stub-timeout-seconds 60: the unload notice ends the held requests, not a timeout.
+    s = start(tmp_path, "client-never-final-unload", stub_timeout_s=60)
     try:
         c, results = open_stream(s)
         time.sleep(0.5)
@@ -125,7 +129,7 @@ def test_unload_fails_the_held_request(tmp_path):
 
 
 def test_server_stop_fails_the_held_request(tmp_path):
-    s = start(tmp_path, "client-never-final-stop")
+    s = start(tmp_path, "client-never-final-stop", stub_timeout_s=60)
     c, results = open_stream(s)
     time.sleep(0.5)
     assert results.empty()
@@ -141,21 +145,24 @@ def test_server_stop_fails_the_held_request(tmp_path):
     assert rc == [0], s.stderr()[-4000:]
 
 
-def test_held_request_fails_after_stub_timeout_of_silence(tmp_path):
-    """Without an unload: the held requests fail once they sent nothing for stub-timeout-seconds;
-    the stub is not restarted and serves the next request."""
+def test_held_request_outlives_stub_timeout(tmp_path):
+    """Silent held requests are held past stub-timeout-seconds (Triton's never end); the stub is
+    not restarted, serves the next request meanwhile, and an unload then ends all of them."""
     s = start(tmp_path, "client-never-final-silence")
     try:
         c, results = open_stream(s)
-        assert held_errors(results) == [HELD, HELD]
+        time.sleep(STUB_TIMEOUT_S + 1.5)
+        assert results.empty()  # still held, no error
         t = grpcclient.InferInput("IN", [1], "INT32")
         t.set_data_from_numpy(np.array([7], dtype=np.int32))
         c.async_stream_infer("never_final_py", [t], request_id="after")
         result, error = results.get(timeout=20)
         assert error is None and result.as_numpy("OUT").tolist() == [7], error
+        assert "restart" not in s.stderr()
+        httpclient.InferenceServerClient(f"127.0.0.1:{s.port}").unload_model("never_final_py")
+        assert held_errors(results, 3) == [HELD] * 3
         c.stop_stream()
         c.close()
-        assert "restart" not in s.stderr()
     finally:
         assert s.stop() == 0, s.stderr()[-4000:]
 
@@ -193,8 +200,7 @@ def test_stub_killed_while_requests_are_held_fails_them(tmp_path):
         c, results = open_stream(s)
         [pid] = python_models.stub_pids(s, "never_final_py")
         os.kill(pid, signal.SIGKILL)
-        errors = [results.get(timeout=20) for _ in range(2)]
-        assert [e.message() for _, e in errors] == [HELD, HELD], errors
+        assert held_errors(results) == [KILLED, KILLED]
         c.stop_stream()
         c.close()
         h = httpclient.InferenceServerClient(f"127.0.0.1:{s.port}")

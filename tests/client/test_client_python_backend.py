@@ -13,25 +13,18 @@ import numpy as np
 import pytest
 
 from cancel_support import wait_for
-from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
-                            grpcclient, grpcclient_aio, httpclient)
+from client_support import (GrpcServer, InferenceServerException, aio_clients, clients, grpcclient,
+                            grpcclient_aio, httpclient, module_of, serve_repository)
 import python_models
+from stream_support import outs_of, stream_counts
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("python_backend")
-    python_models.write_all(root)
-    s = GrpcServer([str(root)], ["--exit-on-error=false", "--strict-readiness=false",
+    yield from serve_repository(tmp_path_factory, "python_backend", python_models.write_all,
+                                ["--exit-on-error=false", "--strict-readiness=false",
                                  "--backend-config=python,stub-timeout-seconds=3"],
-                   name="client-python").start()
-    s.root = root
-    yield s
-    assert s.stop() == 0, s.stderr()[-4000:]
-
-
-def module_of(name):
-    return httpclient if name == "http" else grpcclient
+                                name="client-python")
 
 
 def add_sub_inputs(module, a, b):
@@ -223,6 +216,27 @@ def test_dead_or_hung_stub_fails_the_request_and_is_restarted(server, mode, reas
         or reason in server.stderr()
 
 
+@pytest.mark.parametrize("mode,reason", [
+    (11, "malformed message from the Python stub: a response is cut short"),
+    (12, "unexpected 'send' message"),
+    (13, "malformed message from the Python stub: tensor 'OUT' lies outside the payload"),
+    (14, "malformed message from the Python stub: a BLS frame is cut short"),
+    (15, "malformed message from the Python stub: tensor 'X' lies outside the shared-memory pool"),
+    (16, "malformed message from the Python stub: a BLS frame is cut short")])
+def test_stub_sending_a_broken_binary_frame_is_restarted(server, mode, reason):
+    """A stub whose user code writes a malformed binary header (stub_protocol.h) on its socket
+    fails the request with the text of a dead stub and is replaced, as for any bad frame."""
+    for name, c in clients(server):
+        m = module_of(name)
+        before = faulty(c, m, 0).as_numpy("OUT")[0]
+        assert faulty_error(c, m, mode) == (
+            "Failed to process the request(s) for model instance 'faulty_py_0', message: "
+            "Stub process is not healthy.")
+        wait_for(lambda: c.is_model_ready("faulty_py"), "the restarted stub")
+        assert faulty(c, m, 0).as_numpy("OUT")[0] != before
+        assert f"stub of 'faulty_py_0' (pid {before}) {reason}; restarting it" in server.stderr()
+
+
 def test_stub_killed_from_outside_is_restarted(server):
     import os
     import signal
@@ -264,21 +278,8 @@ def test_a_stub_file_in_the_model_folder_never_runs(server):
 
 
 def test_decoupled_responses_through_the_sender(server):
-    results = queue.Queue()
-    c = grpcclient.InferenceServerClient(server.target())
-    c.start_stream(callback=lambda result, error: results.put((result, error)))
-    try:
-        for n, rid in ((3, "a"), (0, "b"), (-1, "c")):
-            t = grpcclient.InferInput("IN", [1], "INT32")
-            t.set_data_from_numpy(np.array([n], dtype=np.int32))
-            c.async_stream_infer("decoupled_py", [t], request_id=rid,
-                                 enable_empty_final_response=True)
-        got = [results.get(timeout=20) for _ in range(6)]
-    finally:
-        c.stop_stream()
-    outs = [int(r.as_numpy("OUT")[0]) for r, e in got
-            if e is None and r.get_response().id == "a" and r.as_numpy("OUT") is not None]
-    assert outs == [0, 1, 2]
+    got = stream_counts(server, "decoupled_py", ((3, "a"), (0, "b"), (-1, "c")), 6)
+    assert outs_of(got, "a") == [0, 1, 2]
     errors = [e.message() for r, e in got if e is not None]
     assert errors == ["negative"]
     finals = [r.get_response().id for r, e in got

@@ -6,17 +6,18 @@ decoupled fixture `square_int32` and the sequence fixture `seq_accum`."""
 
 import asyncio
 import json
-import queue
 import shutil
 import time
 
 import numpy as np
 import pytest
 
-from client_support import (GrpcServer, aio_clients, clients, grpcclient, grpcclient_aio,
-                            httpclient)
+from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
+                            grpcclient, grpcclient_aio, httpclient, module_of,
+                            serve_repository)
 from helpers import repo
 import python_bls_models
+from stream_support import outs_of, stream_counts
 
 
 def write_repository(root):
@@ -27,21 +28,14 @@ def write_repository(root):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("python_bls")
-    write_repository(root)
     # One HTTP thread: no request runs inline on an I/O thread, so the connection stays read
     # while a model executes and a client's close is seen (docs/python_backend.md).
-    s = GrpcServer([str(root)], ["--model-control-mode=explicit", "--load-model=*",
+    yield from serve_repository(tmp_path_factory, "python_bls", write_repository,
+                                ["--model-control-mode=explicit", "--load-model=*",
                                  "--backend-config=python,stub-timeout-seconds=10",
                                  "--http-thread-count=1"],
-                   name="client-python-bls").start()
-    s.root = root
-    yield s
-    assert s.stop() == 0, s.stderr()[-4000:]
+                                name="client-python-bls")
 
-
-def module_of(name):
-    return httpclient if name == "http" else grpcclient
 
 
 def stream_call(client, name, model, n, mode="iterate"):
@@ -125,21 +119,8 @@ def test_iterating_again_replays_the_responses(server):
 
 
 def test_a_decoupled_model_relays_a_decoupled_bls_stream(server):
-    results = queue.Queue()
-    c = grpcclient.InferenceServerClient(server.target())
-    c.start_stream(callback=lambda result, error: results.put((result, error)))
-    try:
-        for n, rid in ((3, "a"), (-1, "b")):
-            t = grpcclient.InferInput("IN", [1], "INT32")
-            t.set_data_from_numpy(np.array([n], dtype=np.int32))
-            c.async_stream_infer("relay_py", [t], request_id=rid,
-                                 enable_empty_final_response=True)
-        got = [results.get(timeout=20) for _ in range(6)]
-    finally:
-        c.stop_stream()
-    outs = [int(r.as_numpy("OUT")[0]) for r, e in got
-            if e is None and r.get_response().id == "a" and r.as_numpy("OUT") is not None]
-    assert outs == [0, 10, 20], got
+    got = stream_counts(server, "relay_py", ((3, "a"), (-1, "b")), 6)
+    assert outs_of(got, "a") == [0, 10, 20], got
     assert [e.message() for r, e in got if e is not None] == ["negative count"]
     finals = [r.get_response().id for r, e in got
               if e is None and r.get_response().parameters["triton_final_response"].bool_param]
@@ -344,3 +325,121 @@ def test_is_cancelled_stays_false_for_a_request_nobody_cancels(server):
         result = c.infer("cancel_loop_py", cancel_inputs(module_of(name), tag))
         assert result.as_numpy("OUT")[0] >= 1900 and time.monotonic() - started >= 1.9
         assert wait_for_log(server, f"cancel_loop_py {tag} cancelled=False")
+
+
+def test_model_control_from_initialize(server):
+    # Written after the server started, so only the model's own initialize() loads the target.
+    write = python_bls_models.write_model
+    info = [python_bls_models.INFO]
+    echo = python_bls_models.ECHO_FIELDS
+    for name in ("init_target_py", "init_victim_py"):
+        write(server.root, name, python_bls_models.config(
+            name, [python_bls_models.io("INPUT", "TYPE_INT32", [1])], info), echo)
+    write(server.root, "init_control_py", python_bls_models.config(
+        "init_control_py", [python_bls_models.io("X", "TYPE_INT32", [1])], info),
+        python_bls_models.INIT_CONTROL)
+    for name, c in clients(server):
+        c.load_model("init_victim_py")
+        assert c.is_model_ready("init_victim_py")
+        if c.is_model_ready("init_target_py"):
+            c.unload_model("init_target_py")
+            wait_ready(c, "init_target_py", False)
+        c.load_model("init_control_py")  # reloads it on the second round
+        module = module_of(name)
+        x = module.InferInput("X", [1], "INT32")
+        x.set_data_from_numpy(np.array([0], dtype=np.int32))
+        seen = json.loads(c.infer("init_control_py", [x]).as_numpy("INFO")[0])
+        assert seen["ready_before"] is False and seen["ready_after"] is True, seen
+        assert seen["ready_v1"] is True, seen
+        assert seen["bad_load"].startswith("Failed to load model: "), seen
+        assert "no_such_model" in seen["bad_load"], seen
+        assert seen["bls"] == "BLS is only supported during the 'execute' function.", seen
+        assert c.is_model_ready("init_target_py")
+        wait_ready(c, "init_victim_py", False)
+
+
+def test_bls_in_initialize_fails_the_load_with_tritons_text(server):
+    python_bls_models.write_model(
+        server.root, "bls_init_error_py", python_bls_models.config(
+            "bls_init_error_py", [python_bls_models.io("X", "TYPE_INT32", [1])],
+            [python_bls_models.INFO]), python_bls_models.BLS_INIT_ERROR)
+    for _, c in clients(server):
+        with pytest.raises(InferenceServerException) as e:
+            c.load_model("bls_init_error_py")
+        assert "BLS is only supported during the 'execute' function." in e.value.message(), \
+            e.value.message()
+        assert not c.is_model_ready("bls_init_error_py")
+def stream_control(server, name, c, mode, n, tmp, **params):
+    """stream_control_py streams counter_py (IN n) in `mode`; returns what it saw and the path of
+    counter_py's report."""
+    module = module_of(name)
+    report = tmp / f"{mode}-{name}.json"
+    inputs = [module.InferInput("IN", [1], "INT32")]
+    inputs[0].set_data_from_numpy(np.array([n], dtype=np.int32))
+    result = c.infer("stream_control_py", inputs,
+                     parameters={"mode": mode, "report": str(report), **params})
+    return json.loads(result.as_numpy("INFO")[0]), report
+
+
+def read_report(path, timeout=8):
+    deadline = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return json.loads(path.read_text())
+
+
+def test_iterator_cancel_cancels_the_called_request(server, tmp_path):
+    # Triton's ResponseIterator.cancel(): the called model's sender turns cancelled, it stops and
+    # sends its FINAL; the caller gets the responses sent before that, then the FINAL.
+    for name, c in clients(server):
+        seen, report = stream_control(server, name, c, "cancel", 10, tmp_path, delay="0.3")
+        assert seen["seen"][:2] == [{"out": [0]}, {"out": [1]}], seen
+        assert seen["seen"][-1] == {"out": None}, seen
+        assert len(seen["seen"]) <= 4, seen
+        assert read_report(report) == {"sent": len(seen["seen"]) - 1, "cancelled": True,
+                                       "gate": "none"}
+
+
+def test_dropped_iterator_cancels_the_called_request(server, tmp_path):
+    for name, c in clients(server):
+        seen, report = stream_control(server, name, c, "drop", 10, tmp_path, delay="0.3")
+        assert seen["seen"] == [{"out": [0]}, {"out": [1]}], seen
+        got = read_report(report)
+        assert got["cancelled"] is True and got["sent"] <= 3, got
+
+
+def test_calls_made_while_a_stream_is_iterated_are_answered_at_once(server, tmp_path):
+    # counter_py sends response 1 only once touch_py (called by a plain exec() between two
+    # next() of the stream) created the gate file: an exec() that waited for the stream's end
+    # would leave the gate shut ("timeout").
+    for name, c in clients(server):
+        gate = tmp_path / f"gate-{name}"
+        seen, report = stream_control(server, name, c, "interleave", 3, tmp_path,
+                                      gate=str(gate))
+        assert seen == {"seen": [{"out": [0]}, {"out": [1]}, {"out": [2]}, {"out": None}],
+                        "touch": "touched", "is_cancelled": False}, seen
+        assert read_report(report) == {"sent": 3, "cancelled": False, "gate": "open"}
+    assert wait_for_log(server, "stream_control_py logs while streaming")
+
+
+
+def test_is_cancelled_sees_an_http_close_of_a_request_run_inline(tmp_path):
+    # Default HTTP threads (2): an idle instance runs the request inline on the connection's I/O
+    # thread, which then does not read the connection; is_cancelled() peeks its socket instead.
+    python_bls_models.write_all(tmp_path)
+    s = GrpcServer([str(tmp_path)], ["--model-control-mode=explicit",
+                                     "--load-model=cancel_loop_py"],
+                   name="client-python-inline-cancel").start()
+    try:
+        for tag in (21, 22):
+            c = httpclient.InferenceServerClient(f"127.0.0.1:{s.port}", network_timeout=0.3)
+            with pytest.raises(Exception):
+                c.infer("cancel_loop_py", cancel_inputs(httpclient, tag))
+            c.close()
+            assert wait_for_log(s, f"cancel_loop_py {tag} cancelled=True"), s.stderr()[-3000:]
+        # A client that waits gets its answer, not cancelled.
+        c = httpclient.InferenceServerClient(f"127.0.0.1:{s.port}")
+        assert c.infer("cancel_loop_py", cancel_inputs(httpclient, 23)).as_numpy("OUT")[0] >= 1900
+        assert wait_for_log(s, "cancel_loop_py 23 cancelled=False")
+    finally:
+        assert s.stop() == 0, s.stderr()[-4000:]

@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
-                            grpcclient, httpclient)
+from client_support import (GrpcServer, InferenceServerException, aio_clients, clients, grpcclient,
+                            httpclient, module_of)
 import python_models
 from cancel_support import wait_for
 
@@ -36,7 +36,9 @@ def in_pool(array):
     base = array
     while isinstance(base, np.ndarray):
         base = base.base
-    return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+    if isinstance(base, memoryview):  # np.frombuffer of a slice; np.ndarray(buffer=) names the map
+        base = base.obj
+    return isinstance(base, mmap.mmap)
 
 
 class TritonPythonModel:
@@ -82,10 +84,6 @@ def server(tmp_path_factory):
                    name="client-python-shm").start()
     yield s
     assert s.stop() == 0, s.stderr()[-4000:]
-
-
-def module_of(name):
-    return httpclient if name == "http" else grpcclient
 
 
 def echo(c, module, x, b=None, mode=0):

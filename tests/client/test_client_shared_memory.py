@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 import requests
 
-from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
-                            grpcclient, httpclient)
+from client_support import (GrpcServer, InferenceServerException, aio_clients, clients, grpcclient,
+                            httpclient, module_of)
 from helpers import repo
 
 import tritonclient.utils.shared_memory as shm  # noqa: E402  (client_support put it on the path)
@@ -67,10 +67,6 @@ class Region:
 
     def __exit__(self, *exc):
         shm.destroy_shared_memory_region(self.handle)
-
-
-def module_of(name):
-    return httpclient if name == "http" else grpcclient
 
 
 def unregister_all(server):

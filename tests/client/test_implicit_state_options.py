@@ -16,8 +16,7 @@ import shutil
 import numpy as np
 import pytest
 
-from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
-                            grpcclient, httpclient)
+from client_support import (GrpcServer, InferenceServerException, aio_clients, clients, module_of)
 from helpers import repo
 
 STATE = ('state { input_name: "INPUT_STATE" output_name: "OUTPUT_STATE" data_type: TYPE_INT32 '
@@ -65,10 +64,6 @@ def value_input(module, value):
     i = module.InferInput("INPUT", [1, 1], "INT32")
     i.set_data_from_numpy(np.array([[value]], np.int32))
     return [i]
-
-
-def module_of(name):
-    return httpclient if name == "http" else grpcclient
 
 
 @pytest.mark.parametrize("name", ["http", "grpc"])

@@ -14,8 +14,8 @@ import time
 import numpy as np
 import pytest
 
-from client_support import (GrpcServer, InferenceServerException, aio_clients, clients,
-                            grpcclient, httpclient)
+from client_support import (GrpcServer, InferenceServerException, aio_clients, clients, grpcclient,
+                            httpclient, module_of)
 from helpers import repo
 
 SLOW_N = 8192  # a slow_rows request of this size keeps its instance busy for ~0.3 s or more
@@ -51,10 +51,6 @@ def held():
                    env={"TRITONSERVER_DELAY_SCHEDULER": str(HOLD)}).start()
     yield s
     assert s.stop() == 0, s.stderr()[-4000:]
-
-
-def module_of(name):
-    return httpclient if name == "http" else grpcclient
 
 
 def fp32_input(module, values):

@@ -44,6 +44,27 @@ def fixed_relu(out_dir):
     save(graph, out_dir, "fixed_relu.onnx")
 
 
+def passthrough(out_dir):
+    """X float [batch,4] -> X itself (a graph output that is the graph input) and R = relu(X)."""
+    shape = ["batch", 4]
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["X"], ["R"])], "passthrough",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape),
+         helper.make_tensor_value_info("R", TensorProto.FLOAT, shape)])
+    save(graph, out_dir, "passthrough.onnx")
+
+
+def big_relu(out_dir):
+    """X float [batch,4096] -> Y = relu(X): 16 KiB a row, above the plugin's staged-run size."""
+    shape = ["batch", 4096]
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["X"], ["Y"])], "big_relu",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, shape)])
+    save(graph, out_dir, "big_relu.onnx")
+
+
 TYPES = {
     "BOOL": TensorProto.BOOL, "UINT8": TensorProto.UINT8, "UINT16": TensorProto.UINT16,
     "UINT32": TensorProto.UINT32, "UINT64": TensorProto.UINT64, "INT8": TensorProto.INT8,
@@ -71,6 +92,8 @@ def main():
     add_sub(out_dir)
     fixed_relu(out_dir)
     identity_types(out_dir)
+    passthrough(out_dir)
+    big_relu(out_dir)
     with open(os.path.join(out_dir, "not_onnx.onnx"), "w") as f:
         f.write("this is not an ONNX model\n")
 

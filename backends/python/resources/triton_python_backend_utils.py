@@ -44,7 +44,26 @@ def triton_to_numpy_type(data_type):
     return None if name is None else _TRITON_TO_NUMPY[name]
 
 
+# _wire_name's answers by what it was given (a dtype or a numpy type): one dict lookup per
+# tensor instead of a dozen dtype comparisons (bench/README.md, Python section).
+_WIRE_NAMES = {}
+
+
 def _wire_name(np_type):
+    try:
+        return _WIRE_NAMES[np_type]
+    except (KeyError, TypeError):
+        pass
+    name = _find_wire_name(np_type)
+    if len(_WIRE_NAMES) < 256:  # bounded: 'S<n>' dtypes differ by n
+        try:
+            _WIRE_NAMES[np_type] = name
+        except TypeError:  # unhashable: not cached
+            pass
+    return name
+
+
+def _find_wire_name(np_type):
     t = np.dtype(np_type)
     if t == np.object_ or t.type == np.bytes_:
         return "BYTES"
@@ -125,6 +144,10 @@ class TritonModelException(Exception):
 
 
 class Tensor:
+    # The place of the array's bytes in the stub's shared-memory pool, for a tensor the server
+    # sent there (a fixed-size type): a BLS call passes it on without copying.
+    _shm = None
+
     def __init__(self, name, data, *args):
         if not isinstance(name, str) or name == "":
             raise TritonModelException("Tensor name cannot be an empty string.")
@@ -138,6 +161,14 @@ class Tensor:
             data = np.ascontiguousarray(data)
         self._name = name
         self._array = data
+
+    @classmethod
+    def _trusted(cls, name, array):
+        """A tensor the server sent (a valid name, a supported contiguous array): no checks."""
+        t = cls.__new__(cls)
+        t._name = name
+        t._array = array
+        return t
 
     def name(self):
         return self._name
@@ -175,9 +206,21 @@ class InferenceResponse:
             error = TritonError(str(error))
         self._outputs = list(output_tensors)
         self._error = error
-        if parameters is None:
-            parameters = {}
-        self._parameters = parameters if isinstance(parameters, str) else json.dumps(parameters)
+        if parameters is None or (type(parameters) is dict and not parameters):  # the common case
+            self._parameters = "{}"
+        else:
+            self._parameters = parameters if isinstance(parameters, str) else \
+                json.dumps(parameters)
+
+    @classmethod
+    def _from_server(cls, outputs, error=None):
+        """A BLS call's response (the server checked it): __init__'s attributes without its
+        checks."""
+        r = cls.__new__(cls)
+        r._outputs = outputs
+        r._error = error
+        r._parameters = "{}"
+        return r
 
     def output_tensors(self):
         return self._outputs
@@ -251,7 +294,15 @@ TRITONSERVER_MEMORY_GPU = 1
 TRITONSERVER_MEMORY_CPU = 0
 
 
+_U32_END = 1 << 32
+_U64_END = 1 << 64
+_I64_MIN = -(1 << 63)
+_I64_END = 1 << 63
+
+
 def _check_int(name, value, low, high):
+    if type(value) is int and low <= value < high:  # the common case: no isinstance calls
+        return
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value < high:
         raise TypeError(f"InferenceRequest {name} must be an integer in [{low}, {high}), "
                         f"got {value!r}")
@@ -283,12 +334,16 @@ class InferenceRequest:
             raise TypeError(f"InferenceRequest request_id must be a str, got {request_id!r}")
         if not isinstance(model_name, str):
             raise TypeError(f"InferenceRequest model_name must be a str, got {model_name!r}")
-        if isinstance(correlation_id, bool) or not isinstance(correlation_id, (int, str)):
+        if type(correlation_id) is int and 0 <= correlation_id < _U64_END:
+            pass  # the common case, checked at once
+        elif isinstance(correlation_id, bool) or not isinstance(correlation_id, (int, str)):
             raise TritonModelException("Correlation ID must be integer or string")
-        if isinstance(correlation_id, int):
-            _check_int("correlation_id", correlation_id, 0, 1 << 64)
-        _check_int("model_version", model_version, -(1 << 63), 1 << 63)
-        _check_int("flags", flags, 0, 1 << 32)
+        elif isinstance(correlation_id, int):
+            _check_int("correlation_id", correlation_id, 0, _U64_END)
+        if not (type(model_version) is int and _I64_MIN <= model_version < _I64_END):
+            _check_int("model_version", model_version, _I64_MIN, _I64_END)
+        if not (type(flags) is int and 0 <= flags < _U32_END):
+            _check_int("flags", flags, 0, _U32_END)
         if preferred_memory is not None and not isinstance(preferred_memory, PreferredMemory):
             raise TypeError("InferenceRequest preferred_memory must be a PreferredMemory, got "
                             f"{preferred_memory!r}")
@@ -299,15 +354,38 @@ class InferenceRequest:
         self._model_name = model_name
         self._model_version = model_version
         self._flags = flags
-        if isinstance(timeout, bool) or not isinstance(timeout, int) or \
-                not 0 <= timeout < 1 << 63:
+        if not (type(timeout) is int and 0 <= timeout < _I64_END) and (
+                isinstance(timeout, bool) or not isinstance(timeout, int) or
+                not 0 <= timeout < _I64_END):
             raise TypeError("InferenceRequest timeout must be an integer number of microseconds "
                             f">= 0, got {timeout!r}")
         self._timeout = timeout
         self._parameters = _parameters_to_json(parameters)
         self._sender = None
         self._index = -1
+        self._release_flags = TRITONSERVER_REQUEST_RELEASE_ALL
         self._cancelled = False
+
+    @classmethod
+    def _from_server(cls, request_id, correlation_id, inputs, requested, flags, model_name,
+                     parameters, index):
+        """A request given to execute() (the server checked every field): __init__'s attributes
+        without its checks and copies."""
+        r = cls.__new__(cls)
+        r._id = request_id
+        r._correlation_id = correlation_id
+        r._inputs = inputs
+        r._requested = requested
+        r._model_name = model_name
+        r._model_version = -1
+        r._flags = flags
+        r._timeout = 0
+        r._parameters = parameters
+        r._sender = None
+        r._index = index
+        r._cancelled = False
+        r._release_flags = TRITONSERVER_REQUEST_RELEASE_ALL
+        return r
 
     def inputs(self):
         return self._inputs
@@ -333,6 +411,18 @@ class InferenceRequest:
 
     def requested_output_names(self):
         return self._requested
+
+    def set_release_flags(self, flags):
+        """Triton's release flags of a request handed to execute(): TRITONSERVER_REQUEST_RELEASE_ALL
+        (what every request gets) or TRITONSERVER_REQUEST_RELEASE_RESCHEDULE, which has the server
+        execute the same request again in a later execution (models with sequence_batching {
+        iterative_sequence: true }; elsewhere the request fails with Triton's text). A
+        non-decoupled model returns None for a rescheduled request; a decoupled one sets it
+        before execute returns. Read when execute returns."""
+        if isinstance(flags, bool) or not isinstance(flags, int):
+            raise TypeError(f"set_release_flags takes an int, got {flags!r}")
+        _check_int("flags", flags, 0, 1 << 32)
+        self._release_flags = flags
 
     def model_name(self):
         return self._model_name
@@ -364,6 +454,8 @@ class InferenceRequest:
         model's responses (the last one may be empty: the FINAL flag alone)."""
         if not isinstance(decoupled, bool):
             raise TypeError(f"exec(): decoupled must be a bool, got {decoupled!r}")
+        if _stub is not None and _stub.phase is not None:
+            raise TritonModelException("BLS is only supported during the 'execute' function.")
         _check_listening("BLS requests")
         if decoupled:
             return _stub.bls_stream(self)
@@ -374,12 +466,14 @@ class InferenceRequest:
 
 
 class ResponseIterator:
-    """The responses of exec(decoupled=True), in order, as the called model sends them. Iterating
-    again after the end replays them (as Triton's); an iterator dropped before its end (or
-    cancel()) discards the rest of the responses as they arrive."""
+    """The responses of exec(decoupled=True), in order, as the called model sends them (each asked
+    of the server when needed). Iterating again after the end replays them (as Triton's).
+    cancel() cancels the called request (Triton's): the responses it still sends come as before.
+    An iterator dropped before its end cancels the called request and discards the rest of its
+    responses (Triton's waits for them)."""
 
-    def __init__(self, tag):
-        self._tag = tag
+    def __init__(self, stream):
+        self._stream = stream
         self._finished = False
         self._dropped = False
         self._responses = []
@@ -396,7 +490,7 @@ class ResponseIterator:
                 self._index += 1
                 return self._responses[self._index - 1]
             raise StopIteration("Iteration is done for the responses.")
-        response, final = _stub.bls_next(self._tag)
+        response, final = _stub.bls_next(self._stream)
         self._responses.append(response)
         if final:
             self._finished = True
@@ -413,18 +507,25 @@ class ResponseIterator:
             raise StopAsyncIteration from None
 
     def cancel(self):
-        """Stops receiving: the responses still to come are discarded (the called model is not
-        told; it runs to its end)."""
+        """Cancels the called request (the called model's is_cancelled() turns True; a request
+        still queued ends with a CANCELLED error response). Iteration goes on until its FINAL."""
         if not self._finished and not self._dropped:
-            self._dropped = True
-            self._index = len(self._responses)
-            _stub.bls_drop(self._tag)
+            _stub.bls_cancel(self._stream, drop=False)
 
     def __del__(self):
         try:
-            self.cancel()
+            if not self._finished and not self._dropped and _stub is not None:
+                self._dropped = True
+                _stub.bls_cancel(self._stream, drop=True)
         except Exception:  # noqa: BLE001 (interpreter shutdown)
             pass
+
+
+def _check_control(what):
+    """Model control: also allowed in initialize(), as in Triton."""
+    if _stub is not None and _stub.phase == "initialize":
+        return
+    _check_listening(what)
 
 
 def _check_listening(what):
@@ -456,7 +557,7 @@ def is_model_ready(model_name, model_version=""):
     """True when version `model_version` ("" any) of `model_name` is ready on the server."""
     if not isinstance(model_name, str):
         raise TypeError(f"is_model_ready(): model_name must be a str, got {model_name!r}")
-    _check_listening("Model readiness requests")
+    _check_control("Model readiness requests")
     try:
         version = _version_from_string(model_version)
     except TritonModelException as e:
@@ -488,7 +589,7 @@ def load_model(model_name, config="", files=None):
             descs.append({"path": path[5:], "offset": offset, "size": len(content)})
             chunks.append(bytes(content))
             offset += len(content)
-    _check_listening("Model load requests")
+    _check_control("Model load requests")
     _stub.control({"op": "load_model", "model_name": model_name, "config": config,
                    "files": descs}, "Failed to load model: ", chunks)
 
@@ -497,7 +598,7 @@ def unload_model(model_name, unload_dependents=False):
     """Unloads `model_name` (explicit model control only)."""
     if not isinstance(model_name, str) or not isinstance(unload_dependents, bool):
         raise TypeError("unload_model(): model_name must be a str, unload_dependents a bool")
-    _check_listening("Model unload requests")
+    _check_control("Model unload requests")
     _stub.control({"op": "unload_model", "model_name": model_name,
                    "unload_dependents": unload_dependents}, "Failed to unload model: ")
 

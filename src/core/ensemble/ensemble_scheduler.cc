@@ -221,12 +221,14 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
         /*allow_inline=*/false);
   };
 
+  // EnsembleDone is a std::function (copyable); the request's callback is move-only.
   EnsembleDone finish = [this, state, start, batch_size,
-                         done = std::move(job.done)](StatusOr<EnsembleResult> result) mutable {
+                         done = std::make_shared<InferCallback>(std::move(job.done))](
+                            StatusOr<EnsembleResult> result) mutable {
     const uint64_t end = NowNs();
     if (!result.ok()) {
       stats_->RecordFailure(FailureReason::kOther, start, end);
-      done(result.status());
+      (*done)(result.status());
       return;
     }
     std::unique_ptr<InferenceResponse> response;
@@ -249,7 +251,7 @@ void EnsembleScheduler::Enqueue(SchedulerJob&& job, bool /*allow_inline*/) {
     stats_->RecordExecution(batch_size, exec);
     stats_->RecordSuccess(batch_size, start, start, exec, end);
     response->request = std::move(state->request);
-    done(std::move(response));
+    (*done)(std::move(response));
   };
   EnsemblePartial partial;
   if (info_->decoupled) {

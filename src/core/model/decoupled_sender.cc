@@ -18,14 +18,16 @@ ResponseOutcome ErrorOutcome(const Status& error) {
 }  // namespace
 
 DecoupledSender::DecoupledSender(const ModelInfo& model, ModelStats* stats,
-                                 std::unique_ptr<InferenceRequest> request, InferCallback done)
+                                 std::unique_ptr<InferenceRequest> request, InferCallback done,
+                                 ResponseProgress progress)
     : model_(model),
       stats_(stats),
       cancel_token_(request->cancel_token),
       server_stop_(request->server_stop),
       request_(std::move(request)),
       done_(std::move(done)),
-      last_ns_(NowNs()) {}
+      index_(progress.index),
+      last_ns_(progress.last_ns != 0 ? progress.last_ns : NowNs()) {}
 
 DecoupledSender::~DecoupledSender() {
   FailIfOpen(
@@ -71,12 +73,27 @@ void DecoupledSender::FinishFromAllocator(
   done(std::move(result));
 }
 
+std::optional<DecoupledSender::TakenBack> DecoupledSender::TakeBack() {
+  MutexLock lock(mu_);
+  if (final_sent_) return std::nullopt;
+  final_sent_ = true;
+  taken_back_ = true;
+  return TakenBack{std::move(request_), std::move(done_), {index_, last_ns_}};
+}
+
 const InferenceRequest* DecoupledSender::UnansweredRequest() {
   MutexLock lock(mu_);
   return final_sent_ || index_ > 0 ? nullptr : request_.get();
 }
 
-Status DecoupledSender::RefuseAfterFinal() const {
+Status DecoupledSender::RefuseAfterFinal(bool taken_back) const {
+  if (taken_back) {
+    LOG_ERROR(
+        "model '{}' sent a response through the sender of an execution whose request it "
+        "rescheduled; the response is dropped (the next execution has a new sender)",
+        model_.name);
+    return Internal("response sent after the request was rescheduled");
+  }
   LOG_ERROR("model '{}' sent a response after the final one; the response is dropped", model_.name);
   return Internal("response sent after the final response of the request");
 }
@@ -147,7 +164,7 @@ Status DecoupledSender::Send(std::span<const backend::TensorRef> outputs, uint32
   std::optional<StatusOr<std::unique_ptr<InferenceResponse>>> made;
   {
     MutexLock lock(mu_);
-    if (final_sent_) return RefuseAfterFinal();
+    if (final_sent_) return RefuseAfterFinal(taken_back_);
     made.emplace(MakeResponse(outputs));
     StatusOr<std::unique_ptr<InferenceResponse>>& response = *made;
     if (!final) {
@@ -178,10 +195,12 @@ Status DecoupledSender::Send(std::span<const backend::TensorRef> outputs, uint32
 Status DecoupledSender::SendError(const Status& error, uint32_t flags) {
   const Status sent = error.ok() ? Internal("backend sent an error response with no error") : error;
   if ((flags & backend::kResponseFinal) != 0) {
-    return FailIfOpen(sent) ? Status::Ok() : RefuseAfterFinal();
+    if (FailIfOpen(sent)) return Status::Ok();
+    MutexLock lock(mu_);
+    return RefuseAfterFinal(taken_back_);
   }
   MutexLock lock(mu_);
-  if (final_sent_) return RefuseAfterFinal();
+  if (final_sent_) return RefuseAfterFinal(taken_back_);
   if (!request_->on_response) {
     return Unsupported("model '" + model_.name +
                        "' sent several responses to a request whose protocol takes one");

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "common/thread_annotations.h"
@@ -21,17 +22,37 @@
 
 namespace nereid {
 
+// Where a request's responses stand (how many were sent, when the last one was), carried from one
+// execution's sender to the next when the request is rescheduled (backend API v7), so response
+// statistics go on counting by index.
+struct ResponseProgress {
+  uint64_t index = 0;
+  uint64_t last_ns = 0;  // 0: now
+};
+
 class DecoupledSender final : public backend::ResponseSender {
  public:
   // `model` and `stats` must outlive the sender (the InferCallback keeps the model version alive).
   DecoupledSender(const ModelInfo& model, ModelStats* stats,
-                  std::unique_ptr<InferenceRequest> request, InferCallback done);
+                  std::unique_ptr<InferenceRequest> request, InferCallback done,
+                  ResponseProgress progress = {});
   ~DecoupledSender() override;
+
+  // A request taken back for a reschedule, with what its next sender needs.
+  struct TakenBack {
+    std::unique_ptr<InferenceRequest> request;
+    InferCallback done;
+    ResponseProgress progress;
+  };
+  // Takes the request back for its next execution unless FINAL was already sent (nullopt then).
+  // This sender refuses every later send (INTERNAL) and no longer fails the request when
+  // destroyed.
+  std::optional<TakenBack> TakeBack() EXCLUDES(mu_);
 
   Status Send(std::span<const backend::TensorRef> outputs, uint32_t flags) override EXCLUDES(mu_);
   Status SendError(const Status& error, uint32_t flags) override EXCLUDES(mu_);
   bool IsCancelled() const override {
-    return (cancel_token_ != nullptr && cancel_token_->cancelled()) ||
+    return (cancel_token_ != nullptr && cancel_token_->Probe()) ||
            (server_stop_ != nullptr && server_stop_->cancelled());
   }
 
@@ -52,7 +73,7 @@ class DecoupledSender final : public backend::ResponseSender {
  private:
   StatusOr<std::unique_ptr<InferenceResponse>> MakeResponse(
       std::span<const backend::TensorRef> outputs) const REQUIRES(mu_);
-  Status RefuseAfterFinal() const;
+  Status RefuseAfterFinal(bool taken_back) const;
   void RecordLocked(ResponseOutcome outcome) REQUIRES(mu_);
 
   const ModelInfo& model_;
@@ -65,6 +86,7 @@ class DecoupledSender final : public backend::ResponseSender {
   std::unique_ptr<InferenceRequest> request_ GUARDED_BY(mu_);
   InferCallback done_ GUARDED_BY(mu_);
   bool final_sent_ GUARDED_BY(mu_) = false;
+  bool taken_back_ GUARDED_BY(mu_) = false;  // rescheduled: final_sent_ is set too
   uint64_t index_ GUARDED_BY(mu_) = 0;
   uint64_t last_ns_ GUARDED_BY(mu_) = 0;  // when the previous response (or the request) ended
 };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace nereid {
@@ -179,6 +180,47 @@ TEST(DecoupledSender, SeesCancellation) {
   token->Cancel();
   EXPECT_TRUE(s.IsCancelled());
   ASSERT_TRUE(s.Send({}, backend::kResponseFinal).ok());
+}
+
+// A rescheduled request (backend API v7) is taken back with its callback; the old sender refuses
+// later sends and does not fail it; the next sender continues the response indexes.
+TEST(DecoupledSender, TakeBackHandsTheRequestToTheNextSender) {
+  ModelInfo model = RepeatModel();
+  ModelStats stats(0);
+  Collected c;
+  std::optional<DecoupledSender::TakenBack> back;
+  {
+    DecoupledSender s(model, &stats, Request(&c), Done(&c));
+    ASSERT_TRUE(SendValue(s, 1, 0).ok());
+    back = s.TakeBack();
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->progress.index, 1u);
+    EXPECT_EQ(SendValue(s, 2, 0).code(), StatusCode::kInternal);
+    EXPECT_FALSE(s.TakeBack().has_value());
+  }
+  EXPECT_TRUE(c.final.empty());  // the old sender's end did not fail the request
+  {
+    DecoupledSender next(model, &stats, std::move(back->request), std::move(back->done),
+                         back->progress);
+    ASSERT_TRUE(SendValue(next, 3, backend::kResponseFinal).ok());
+  }
+  ASSERT_EQ(c.partial.size(), 1u);
+  ASSERT_EQ(c.final.size(), 1u);
+  ASSERT_TRUE(c.final[0].ok());
+  EXPECT_EQ((*c.final[0])->id, "req-7");
+  const auto snap = stats.Snapshot();
+  EXPECT_EQ(snap.response_stats.at("0").success.count, 1u);
+  EXPECT_EQ(snap.response_stats.at("1").success.count, 1u);
+}
+
+TEST(DecoupledSender, NoTakeBackAfterFinal) {
+  ModelInfo model = RepeatModel();
+  ModelStats stats(0);
+  Collected c;
+  DecoupledSender s(model, &stats, Request(&c), Done(&c));
+  ASSERT_TRUE(SendValue(s, 1, backend::kResponseFinal).ok());
+  EXPECT_FALSE(s.TakeBack().has_value());
+  EXPECT_EQ(c.final.size(), 1u);
 }
 
 }  // namespace

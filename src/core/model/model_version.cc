@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "common/logging.h"
+#include "core/model/instance_readiness.h"
 #include "core/model/model_version_trace.h"
 #include "core/model/request_validator.h"
 #include "core/model/warmup.h"
@@ -114,6 +115,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
                                                     "' of model '" + config.name() +
                                                     "': " + instance.status().message());
       }
+      mv->instances_.push_back(instance->get());
       instances.push_back(std::move(instance).value());
     }
   }
@@ -155,35 +157,51 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelVersion::Load(const Options& option
   return mv;
 }
 
+std::optional<std::string> ModelVersion::UnavailableReason() const {
+  return VersionUnavailableReason(*health_, instances_);
+}
+
 void ModelVersion::Infer(const std::shared_ptr<ModelVersion>& self,
                          std::unique_ptr<InferenceRequest>&& request, InferCallback done,
                          bool allow_inline) {
+  // The closure holds the version alive until the reply has been handed over.
+  const bool classify = WantsClassification(*request);
+  self->InferHeld(
+      std::move(request),
+      [self, classify,
+       done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
+        self->FinishResult(classify, &result);
+        done(std::move(result));
+      },
+      allow_inline);
+}
+
+void ModelVersion::InferHeld(std::unique_ptr<InferenceRequest>&& request, InferCallback done,
+                             bool allow_inline) {
   if (request->trace != nullptr) {  // sampled by the trace extension; null is the usual case
-    TraceRequestStart(*request->trace, self->info_, *request);
+    TraceRequestStart(*request->trace, info_, *request);
     done = TracedCallback(request->trace, std::move(done));
   }
-  auto batch = ValidateRequest(self->info_, *request);
+  auto batch = ValidateRequest(info_, *request);
   if (!batch.ok()) {
     done(batch.status());
     return;
   }
-  // The callback wrapper holds the version alive until the reply has been handed over.
-  const bool classify = WantsClassification(*request);
   SchedulerJob job;
   job.request = std::move(request);
   job.batch_size = *batch;
   job.request_start_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                    job.request->received_at.time_since_epoch())
                                                    .count());
-  job.done = [self, classify,
-              done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
-    if (classify && result.ok()) {
-      Status s = ApplyClassification(self->info_, self->labels_, result->get());
-      if (!s.ok()) result = s;
-    }
-    done(std::move(result));
-  };
-  self->scheduler_->Enqueue(std::move(job), allow_inline);
+  job.done = std::move(done);
+  scheduler_->Enqueue(std::move(job), allow_inline);
+}
+
+void ModelVersion::FinishResult(bool classify,
+                                StatusOr<std::unique_ptr<InferenceResponse>>* result) const {
+  if (!classify || !result->ok()) return;
+  Status s = ApplyClassification(info_, labels_, (*result)->get());
+  if (!s.ok()) *result = s;
 }
 
 }  // namespace nereid

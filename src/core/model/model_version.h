@@ -7,10 +7,13 @@
 // Thread-safety: immutable after Load except for the scheduler, which is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/cache/response_cache.h"
 #include "core/model/backend_registry.h"
@@ -62,12 +65,31 @@ class ModelVersion {
   ModelStats& stats() const { return *stats_; }
   // What the backend reports of its instances' health (readiness, restart metrics).
   const InstanceHealth& health() const { return *health_; }
+  // Why the version cannot serve although it is loaded: no instance is healthy (the health's
+  // reason), or an instance's own readiness check failed (backend API v6
+  // ModelInstance::CheckReady: that error's message). nullopt when it can serve.
+  std::optional<std::string> UnavailableReason() const;
+
+  // The unload notice (backend API v6): tells the backend this version is no longer served, so
+  // requests it may hold forever end now. Called before the repository lets the version go.
+  // Called more than once (a server stop, then its unload), it tells the backend once.
+  void Unloading() const {
+    if (backend_model_ != nullptr && !unloading_.exchange(true)) backend_model_->Unloading();
+  }
 
   // Validates and schedules. `done` runs exactly once. `self` keeps the version alive until the
   // request completes. With allow_inline the request may run on the calling thread.
   static void Infer(const std::shared_ptr<ModelVersion>& self,
                     std::unique_ptr<InferenceRequest>&& request, InferCallback done,
                     bool allow_inline);
+  // Infer for a caller whose `done` itself keeps the version alive until it has run and calls
+  // FinishResult first (the server's one completion object per request, inference_server.cc):
+  // no closure of the version's own around it, so a request costs no allocation here.
+  void InferHeld(std::unique_ptr<InferenceRequest>&& request, InferCallback done,
+                 bool allow_inline);
+  // The version's last step on a result: classification, when `classify`
+  // (WantsClassification of the request, read before it was handed to InferHeld).
+  void FinishResult(bool classify, StatusOr<std::unique_ptr<InferenceResponse>>* result) const;
 
  private:
   ModelVersion() = default;
@@ -82,6 +104,9 @@ class ModelVersion {
   // version is being destroyed).
   std::shared_ptr<InstanceHealth> health_ = std::make_shared<InstanceHealth>();
   std::unique_ptr<Scheduler> scheduler_;  // destroyed before backend_model_ and stats_
+  // The instances scheduler_ owns, for CheckReady (valid as long as scheduler_).
+  std::vector<backend::ModelInstance*> instances_;
+  mutable std::atomic<bool> unloading_{false};  // Unloading() told the backend
 };
 
 }  // namespace nereid

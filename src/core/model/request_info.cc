@@ -103,7 +103,7 @@ std::vector<backend::RequestInfo> MakeRequestInfos(const ModelInfo& model,
     info.parameters_json = r.parameters.empty() ? "{}" : RequestParametersJson(r.parameters);
     if (r.cancel_token != nullptr || r.server_stop != nullptr) {
       info.is_cancelled = [client = r.cancel_token, stop = r.server_stop] {
-        return (client != nullptr && client->cancelled()) || (stop != nullptr && stop->cancelled());
+        return (client != nullptr && client->Probe()) || (stop != nullptr && stop->cancelled());
       };
     }
   }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/error_text.h"
+#include "core/request/index_marks.h"
 #include "core/tensor/bytes_tensor.h"
 
 namespace nereid {
@@ -15,7 +16,7 @@ std::string Prefix(const InferenceRequest& r) {
 
 // Name checks are O(inputs + model inputs): each name is looked up once (hashed) and marked.
 Status CheckInputNames(const ModelInfo& model, const InferenceRequest& r) {
-  std::vector<bool> given(model.inputs.size(), false);
+  IndexMarks given(model.inputs.size());
   for (const InferInput& in : r.inputs) {
     const TensorSpec* spec = model.FindInput(in.name);
     if (spec == nullptr) {
@@ -23,15 +24,15 @@ Status CheckInputNames(const ModelInfo& model, const InferenceRequest& r) {
                              "' for model '" + model.name + "'");
     }
     const size_t index = static_cast<size_t>(spec - model.inputs.data());
-    if (given[index]) {  // in.name equals a configured name now: no need to bound it
+    if (given.IsSet(index)) {  // in.name equals a configured name now: no need to bound it
       return InvalidArgument("input '" + in.name + "' already exists in request");
     }
-    given[index] = true;
+    given.Set(index);
   }
   std::string missing;
   for (size_t i = 0; i < model.inputs.size(); ++i) {
     const TensorSpec& spec = model.inputs[i];
-    if (!spec.optional && !given[i]) {
+    if (!spec.optional && !given.IsSet(i)) {
       missing += (missing.empty() ? "'" : ", '") + spec.name + "'";
     }
   }
@@ -45,7 +46,7 @@ Status CheckInputNames(const ModelInfo& model, const InferenceRequest& r) {
 }
 
 Status CheckOutputNames(const ModelInfo& model, const InferenceRequest& r) {
-  std::vector<bool> requested(model.outputs.size(), false);
+  IndexMarks requested(model.outputs.size());
   for (const RequestedOutput& out : r.outputs) {
     const TensorSpec* spec = model.FindOutput(out.name);
     if (spec == nullptr) {
@@ -53,10 +54,10 @@ Status CheckOutputNames(const ModelInfo& model, const InferenceRequest& r) {
                              "' for model '" + model.name + "'");
     }
     const size_t index = static_cast<size_t>(spec - model.outputs.data());
-    if (requested[index]) {
+    if (requested.IsSet(index)) {
       return InvalidArgument("output '" + out.name + "' already exists in request");
     }
-    requested[index] = true;
+    requested.Set(index);
   }
   return Status::Ok();
 }

@@ -14,6 +14,15 @@
 namespace nereid {
 namespace {
 
+// Lets go of versions no longer served: each gets the unload notice (backend API v6) before its
+// requests in flight are waited for, then the last reference hands it to the reaper.
+void LetGo(std::vector<std::shared_ptr<ModelVersion>>& dropping) {
+  for (const auto& version : dropping) {
+    if (version != nullptr) version->Unloading();
+  }
+  dropping.clear();
+}
+
 Status LoadFailed(const std::string& name, const std::string& message) {
   return InvalidArgument("load failed for model '" + name + "': " + message);
 }
@@ -39,7 +48,8 @@ void Move(const std::string& name, int64_t version, VersionLifecycle& life, Vers
 // What Triton reports for a version: UNAVAILABLE for a failed load (with its error) and for an
 // unloaded version ("unloaded").
 // A ready version none of whose instances can serve (a restarting python stub) is UNAVAILABLE
-// with the backend's reason (ADR 0015).
+// with the backend's reason (ADR 0015), and so is one whose instance's own readiness check fails
+// (a python model's is_ready(), backend API v6).
 VersionStatus Report(int64_t version, const VersionLifecycle& life,
                      const std::shared_ptr<ModelVersion>& model) {
   switch (life.state()) {
@@ -47,7 +57,7 @@ VersionStatus Report(int64_t version, const VersionLifecycle& life,
       return {version, ModelState::kLoading, ""};
     case VersionState::kReady:
       if (model != nullptr) {
-        if (std::optional<std::string> why = model->health().UnavailableReason()) {
+        if (std::optional<std::string> why = model->UnavailableReason()) {
           return {version, ModelState::kUnavailable, std::move(*why)};
         }
       }
@@ -398,7 +408,7 @@ Status ModelRepository::CommitLoad(const std::string& name, uint64_t epoch,
     PublishLocked();
   }
   // Outside the lock: the last reference hands the version to the reaper.
-  dropping.clear();
+  LetGo(dropping);
   return first_error;
 }
 
@@ -443,7 +453,7 @@ Status ModelRepository::Unload(const std::string& name, bool unload_dependents) 
     PublishLocked();
   }
   LOG_INFO("unloading model '{}' ({} version(s))", name, dropping.size());
-  dropping.clear();
+  LetGo(dropping);
   for (const std::string& c : also) NEREID_RETURN_IF_ERROR(Unload(c, true));
   return Status::Ok();
 }
@@ -457,7 +467,7 @@ void ModelRepository::MarkDuplicate(const std::string& name) {
     entry.failure = "model appears in two or more repositories";
     PublishLocked();
   }
-  dropping.clear();
+  LetGo(dropping);
 }
 
 void ModelRepository::Forget(const std::string& name) {
@@ -471,7 +481,7 @@ void ModelRepository::Forget(const std::string& name) {
     PublishLocked();
   }
   LOG_INFO("model '{}' was removed from the repository", name);
-  dropping.clear();
+  LetGo(dropping);
 }
 
 void ModelRepository::PublishLocked() {
@@ -526,7 +536,7 @@ StatusOr<std::shared_ptr<ModelVersion>> ModelRepository::Get(const std::string& 
 
 StatusOr<bool> ModelRepository::IsReady(const std::string& name, int64_t version) const {
   auto model = Get(name, version);
-  if (model.ok()) return !(*model)->health().UnavailableReason().has_value();
+  if (model.ok()) return !(*model)->UnavailableReason().has_value();
   if (model.status().code() == StatusCode::kUnavailable) return false;
   MutexLock lock(mu_);
   auto m = models_.find(name);
@@ -616,7 +626,7 @@ void ModelRepository::UnloadAll() {
     for (auto& [name, entry] : models_) UnloadLocked(name, entry, &dropping);
     PublishLocked();
   }
-  dropping.clear();  // outside the lock: the reaper destroys what no request holds
+  LetGo(dropping);  // outside the lock: the reaper destroys what no request holds
 }
 
 }  // namespace nereid

@@ -305,6 +305,24 @@ TEST_F(RepositoryTest, PollerRetriesAFailedModelOnlyWhenItChanges) {
   EXPECT_TRUE(repo_->Get("f", -1).ok());
 }
 
+TEST_F(RepositoryTest, PollerCallsAfterLoadsOnlyAfterAScanThatLoaded) {
+  int calls = 0;
+  RepositoryPoller::Options options{0, 1};
+  options.after_loads = [&calls] { ++calls; };
+  RepositoryPoller poller(repo_.get(), options);
+  poller.Prime();
+  poller.ScanOnce();  // nothing changed
+  EXPECT_EQ(calls, 0);
+  WriteModel("a", IdentityConfig("a"));
+  poller.ScanOnce();  // first sight: not loaded yet
+  EXPECT_EQ(calls, 0);
+  poller.ScanOnce();  // loaded
+  EXPECT_TRUE(repo_->Get("a", -1).ok());
+  EXPECT_EQ(calls, 1);
+  poller.ScanOnce();  // unchanged since
+  EXPECT_EQ(calls, 1);
+}
+
 // Issue 15: ensembles in the repository (ensemble_loading.cc).
 std::string EnsembleConfig(const std::string& name, const std::string& step_model) {
   return "name: \"" + name +

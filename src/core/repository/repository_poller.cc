@@ -147,6 +147,7 @@ void RepositoryPoller::RunTasks(const std::vector<Task>& tasks) {
   }
   worker();
   for (auto& t : threads) t.join();
+  if (!tasks.empty() && options_.after_loads) options_.after_loads();
 }
 
 }  // namespace nereid

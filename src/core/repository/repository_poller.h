@@ -19,6 +19,7 @@
 
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -35,6 +36,8 @@ class RepositoryPoller {
   struct Options {
     int interval_secs = 15;  // 0: no thread; scans happen only on Trigger/ScanOnce
     int load_thread_count = 4;
+    // Called on the polling thread after a scan that loaded something (optional).
+    std::function<void()> after_loads;
   };
 
   // `repository` must outlive the poller.

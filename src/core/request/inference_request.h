@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/unique_function.h"
 #include "core/request/cancel_token.h"
 #include "core/request/parameters.h"
 #include "core/tensor/shape.h"
@@ -52,7 +53,10 @@ class InferenceRequest {
   std::vector<RequestedOutput> outputs;  // empty: every output of the model
 
   // Keeps `owner` alive as long as the request; input views may point into it.
-  void KeepAlive(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
+  void KeepAlive(std::shared_ptr<const void> owner) {
+    if (owners_.empty()) owners_.reserve(4);  // one allocation for a request's usual few owners
+    owners_.push_back(std::move(owner));
+  }
 
   // Set by the server when the request is accepted (for statistics and timeouts).
   std::chrono::steady_clock::time_point received_at{};
@@ -129,6 +133,8 @@ class InferenceResponse {
 
 // Called exactly once per InferAsync, on an executor thread or (for early errors) on the
 // caller's thread. It must not block for long: frontends post the reply to their own loop.
-using InferCallback = std::function<void(StatusOr<std::unique_ptr<InferenceResponse>>)>;
+// Move-only: a frontend's per-request closure (up to UniqueFunction::kInlineBytes) and the core's
+// one completion object per request (inference_server.cc) ride in it without an allocation.
+using InferCallback = UniqueFunction<void(StatusOr<std::unique_ptr<InferenceResponse>>)>;
 
 }  // namespace nereid

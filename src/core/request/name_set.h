@@ -1,13 +1,14 @@
 // Finds repeated tensor names while a request is built one tensor at a time, in O(1) per name:
-// a scan while there are few names, a hash set beyond. Not thread-safe.
+// a scan while there are few names (held inline: short names allocate nothing), a hash set
+// beyond. Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
-#include <vector>
 
 namespace nereid {
 
@@ -16,16 +17,16 @@ class NameSet {
   // Adds `name`; false when it was added before.
   bool Insert(std::string_view name) {
     if (large_.empty()) {
-      for (const std::string& n : small_) {
-        if (n == name) return false;
+      for (size_t i = 0; i < small_count_; ++i) {
+        if (small_[i] == name) return false;
       }
-      small_.emplace_back(name);
-      if (small_.size() > kScanLimit) {
-        large_.reserve(small_.size() * 2);
-        for (std::string& n : small_) large_.insert(std::move(n));
-        small_.clear();
+      if (small_count_ < kScanLimit) {
+        small_[small_count_++].assign(name);
+        return true;
       }
-      return true;
+      large_.reserve(kScanLimit * 4);
+      for (std::string& n : small_) large_.insert(std::move(n));
+      small_count_ = 0;
     }
     return large_.emplace(name).second;
   }
@@ -37,7 +38,8 @@ class NameSet {
   };
   static constexpr size_t kScanLimit = 8;
 
-  std::vector<std::string> small_;
+  std::array<std::string, kScanLimit> small_;
+  size_t small_count_ = 0;
   std::unordered_set<std::string, Hash, std::equal_to<>> large_;
 };
 

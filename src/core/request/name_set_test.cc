@@ -19,5 +19,15 @@ TEST(NameSetTest, FindsRepeatsBeforeAndAfterSwitchingToHashing) {
   EXPECT_FALSE(small.Insert(""));
 }
 
+TEST(NameSetTest, RepeatsAcrossTheSwitchFromInlineNamesToHashing) {
+  NameSet s;
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(s.Insert("input_" + std::to_string(i))) << i;
+  EXPECT_FALSE(s.Insert("input_7"));
+  EXPECT_TRUE(s.Insert("a name longer than the inline string buffer"));  // the 9th: hashing
+  for (int i = 0; i < 8; ++i) EXPECT_FALSE(s.Insert("input_" + std::to_string(i))) << i;
+  EXPECT_FALSE(s.Insert("a name longer than the inline string buffer"));
+  EXPECT_TRUE(s.Insert("input_8"));
+}
+
 }  // namespace
 }  // namespace nereid

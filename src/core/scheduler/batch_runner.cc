@@ -153,33 +153,49 @@ StatusOr<std::vector<size_t>> ScatterOffsets(const ModelInfo& model, const Infer
 
 }  // namespace
 
+namespace {
+
+// Appends `in`'s part of a batch shape key.
+void AppendShapeKey(const InferInput& in, const ModelInfo* model, std::string* key) {
+  *key += in.name;
+  *key += '\0';
+  *key += static_cast<char>(in.data_type);
+  const TensorSpec* spec = model != nullptr ? model->FindInput(in.name) : nullptr;
+  if (spec != nullptr && spec->ragged) {
+    *key += '\1';  // any shape batches with any other
+    return;
+  }
+  for (size_t d = 1; d < in.shape.size(); ++d) {
+    key->append(reinterpret_cast<const char*>(&in.shape[d]), sizeof(int64_t));
+  }
+  *key += '\0';
+}
+
+}  // namespace
+
 std::string BatchShapeKey(const InferenceRequest& request, const ModelInfo* model) {
+  std::string key;
+  size_t size = 0;
+  for (const auto& in : request.inputs) size += in.name.size() + 3 + 8 * in.shape.size();
+  key.reserve(size);
+  // One input (the common case) needs no ordering: no list of pointers to sort.
+  if (request.inputs.size() == 1) {
+    AppendShapeKey(request.inputs.front(), model, &key);
+    return key;
+  }
   std::vector<const InferInput*> inputs;
   inputs.reserve(request.inputs.size());
   for (const auto& in : request.inputs) inputs.push_back(&in);
   std::sort(inputs.begin(), inputs.end(),
             [](const InferInput* a, const InferInput* b) { return a->name < b->name; });
-  std::string key;
-  for (const InferInput* in : inputs) {
-    key += in->name;
-    key += '\0';
-    key += static_cast<char>(in->data_type);
-    const TensorSpec* spec = model != nullptr ? model->FindInput(in->name) : nullptr;
-    if (spec != nullptr && spec->ragged) {
-      key += '\1';  // any shape batches with any other
-      continue;
-    }
-    for (size_t d = 1; d < in->shape.size(); ++d) {
-      key.append(reinterpret_cast<const char*>(&in->shape[d]), sizeof(int64_t));
-    }
-    key += '\0';
-  }
+  for (const InferInput* in : inputs) AppendShapeKey(*in, model, &key);
   return key;
 }
 
 std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> SplitBatchResponse(
     const ModelInfo& model, InferenceResponse& all,
-    std::span<const InferenceRequest* const> requests, const std::vector<int64_t>& batch_sizes) {
+    std::span<const InferenceRequest* const> requests, const std::vector<int64_t>& batch_sizes,
+    std::span<const Status> request_errors) {
   std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> results;
   results.reserve(requests.size());
   auto fail_all = [&](const Status& s) {
@@ -187,14 +203,24 @@ std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> SplitBatchResponse(
     for (size_t i = 0; i < requests.size(); ++i) results.emplace_back(s);
     return std::move(results);
   };
+  auto failed = [&](size_t i) { return !request_errors.empty() && !request_errors[i].ok(); };
+  // The requests that have rows in the outputs.
+  std::vector<const InferenceRequest*> kept;
+  kept.reserve(requests.size());
   int64_t total = 0;
-  for (int64_t b : batch_sizes) total += std::max<int64_t>(1, b);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (failed(i)) continue;
+    kept.push_back(requests[i]);
+    total += std::max<int64_t>(1, batch_sizes[i]);
+  }
   std::vector<std::vector<size_t>> offsets;
   offsets.reserve(all.outputs.size());
   std::vector<std::vector<Shape>> scatter_shapes(all.outputs.size());  // empty unless scattered
+  // With every request failed, whatever the backend wrote is not split.
   for (const InferOutput& out : all.outputs) {
+    if (kept.empty()) break;
     if (const BatchOutputSpec* scatter = model.FindBatchOutput(out.name)) {
-      auto o = ScatterOffsets(model, out, *scatter, requests, &scatter_shapes[offsets.size()]);
+      auto o = ScatterOffsets(model, out, *scatter, kept, &scatter_shapes[offsets.size()]);
       if (!o.ok()) return fail_all(o.status());
       offsets.push_back(std::move(o).value());
       continue;
@@ -210,20 +236,25 @@ std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> SplitBatchResponse(
     return all.outputs.size();
   };
   int64_t first_item = 0;
+  size_t j = 0;  // index of request i among `kept`
   for (size_t i = 0; i < requests.size(); ++i) {
+    if (failed(i)) {
+      results.emplace_back(request_errors[i]);
+      continue;
+    }
     const int64_t n = std::max<int64_t>(1, batch_sizes[i]);
     auto response = std::make_unique<InferenceResponse>();
     response->model_name = model.name;
     response->model_version = model.version;
     response->id = requests[i]->id;
-    std::vector<std::string> names;
-    if (requests[i]->outputs.empty()) {
-      for (const auto& spec : model.outputs) names.push_back(spec.name);
-    } else {
-      for (const auto& o : requests[i]->outputs) names.push_back(o.name);
-    }
+    // The outputs this request asked for (every output of the model when it named none), read
+    // in place: a list of their names was an allocation per request.
+    const bool every_output = requests[i]->outputs.empty();
+    const size_t wanted = every_output ? model.outputs.size() : requests[i]->outputs.size();
+    response->outputs.reserve(wanted);
     Status status = Status::Ok();
-    for (const std::string& name : names) {
+    for (size_t w = 0; w < wanted; ++w) {
+      const std::string& name = every_output ? model.outputs[w].name : requests[i]->outputs[w].name;
       const size_t k = find(name);
       if (k == all.outputs.size()) {
         status = Internal("model '" + model.name + "' did not produce output '" + name + "'");
@@ -231,13 +262,13 @@ std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> SplitBatchResponse(
       }
       const InferOutput& src = all.outputs[k];
       const bool scattered = !scatter_shapes[k].empty();
-      const size_t begin = offsets[k][scattered ? i : static_cast<size_t>(first_item)];
-      const size_t end = offsets[k][scattered ? i + 1 : static_cast<size_t>(first_item + n)];
+      const size_t begin = offsets[k][scattered ? j : static_cast<size_t>(first_item)];
+      const size_t end = offsets[k][scattered ? j + 1 : static_cast<size_t>(first_item + n)];
       InferOutput out;
       out.name = src.name;
       out.data_type = src.data_type;
       if (scattered) {
-        out.shape = scatter_shapes[k][i];
+        out.shape = scatter_shapes[k][j];
       } else {
         out.shape = src.shape;
         out.shape[0] = n;
@@ -246,6 +277,7 @@ std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> SplitBatchResponse(
       response->outputs.push_back(std::move(out));
     }
     first_item += n;
+    ++j;
     if (!status.ok()) {
       results.emplace_back(status);
       continue;
@@ -258,11 +290,17 @@ std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> SplitBatchResponse(
 std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
     backend::ModelInstance& instance, const ModelInfo& model,
     std::vector<std::unique_ptr<InferenceRequest>> requests,
-    const std::vector<int64_t>& batch_sizes, ExecutionTimes* times) {
+    const std::vector<int64_t>& batch_sizes, ExecutionTimes* times, bool* executed,
+    std::span<uint32_t> release_flags) {
   std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> results;
+  if (executed != nullptr) *executed = false;
   if (requests.size() == 1) {
-    results.push_back(
-        RunOnInstance(instance, model, std::move(requests.front()), batch_sizes.front(), times));
+    const InferenceRequest* item = requests.front().get();
+    Status lone_error;
+    results.push_back(RunOnInstance(instance, model, std::move(requests.front()),
+                                    batch_sizes.front(), std::span(&item, 1), times, {},
+                                    std::span<Status>(&lone_error, 1), release_flags));
+    if (executed != nullptr) *executed = results.front().ok() || !lone_error.ok();
     return results;
   }
   auto fail_all = [&](const Status& s) {
@@ -277,12 +315,29 @@ std::vector<StatusOr<std::unique_ptr<InferenceResponse>>> RunBatchOnInstance(
   const uint64_t gather_start = NowNs();
   auto merged = GatherRequests(model, items, total);
   if (!merged.ok()) return fail_all(merged.status());
-  auto batch = RunOnInstance(instance, model, std::move(merged).value(), total, items, times);
+  std::vector<Status> request_errors(requests.size());
+  auto batch = RunOnInstance(instance, model, std::move(merged).value(), total, items, times, {},
+                             request_errors, release_flags);
   times->compute_start = gather_start;  // gathering is part of preparing the inputs
   if (!batch.ok()) return fail_all(batch.status());
-  results = SplitBatchResponse(model, **batch, items, batch_sizes);
+  // A rescheduled request has no rows (as a failed one): split around it, then hand it back.
   for (size_t i = 0; i < requests.size(); ++i) {
+    if (Rescheduled(release_flags, i))
+      request_errors[i] = Internal("rescheduled");  // never delivered
+  }
+  results = SplitBatchResponse(model, **batch, items, batch_sizes, request_errors);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (Rescheduled(release_flags, i)) {
+      auto back = std::make_unique<InferenceResponse>();
+      back->model_name = model.name;
+      back->model_version = model.version;
+      back->id = requests[i]->id;
+      results[i] = std::move(back);
+      request_errors[i] = Status::Ok();
+    }
     if (results[i].ok()) (*results[i])->request = std::move(requests[i]);
+    // Outputs that do not split fail every request: that execution is not counted.
+    if (executed != nullptr) *executed = *executed || results[i].ok() || !request_errors[i].ok();
   }
   times->compute_end = NowNs();
   return results;

@@ -8,14 +8,25 @@
 
 namespace nereid {
 
-Status RunDecoupledBatchOnInstance(backend::ModelInstance& instance, const ModelInfo& model,
-                                   std::vector<std::unique_ptr<InferenceRequest>> requests,
-                                   const std::vector<int64_t>& batch_sizes,
-                                   std::vector<InferCallback> dones, ModelStats* stats,
-                                   ExecutionTimes* times, const std::vector<bool>& fillers) {
+Status RunDecoupledBatchOnInstance(
+    backend::ModelInstance& instance, const ModelInfo& model,
+    std::vector<std::unique_ptr<InferenceRequest>> requests,
+    const std::vector<int64_t>& batch_sizes, std::vector<InferCallback> dones, ModelStats* stats,
+    ExecutionTimes* times, const std::vector<bool>& fillers,
+    std::vector<std::optional<DecoupledSender::TakenBack>>* taken_back,
+    std::span<const ResponseProgress> progress) {
+  if (taken_back != nullptr) {
+    taken_back->clear();
+    taken_back->resize(requests.size());
+  }
+  auto progress_of = [&](size_t i) {
+    return i < progress.size() ? progress[i] : ResponseProgress{};
+  };
   if (requests.size() == 1) {
     return RunDecoupledOnInstance(instance, model, std::move(requests.front()), batch_sizes.front(),
-                                  stats, std::move(dones.front()), times);
+                                  stats, std::move(dones.front()), times,
+                                  taken_back != nullptr ? &taken_back->front() : nullptr,
+                                  progress_of(0));
   }
   const uint64_t gather_start = NowNs();
   int64_t total = 0;
@@ -32,7 +43,8 @@ Status RunDecoupledBatchOnInstance(backend::ModelInstance& instance, const Model
   for (size_t i = 0; i < requests.size(); ++i) {
     const bool filler = i < fillers.size() && fillers[i];
     owned.push_back(std::make_shared<DecoupledSender>(model, filler ? nullptr : stats,
-                                                      std::move(requests[i]), std::move(dones[i])));
+                                                      std::move(requests[i]), std::move(dones[i]),
+                                                      progress_of(i)));
     senders.push_back(owned.back());
   }
   if (!merged.ok()) {
@@ -41,13 +53,18 @@ Status RunDecoupledBatchOnInstance(backend::ModelInstance& instance, const Model
     for (auto& s : owned) s->FailIfOpen(merged.status());
     return merged.status();
   }
-  auto all =
-      RunOnInstance(instance, model, std::move(merged).value(), total, items, times, senders);
+  std::vector<uint32_t> release_flags(requests.size(), backend::kReleaseAll);
+  auto all = RunOnInstance(instance, model, std::move(merged).value(), total, items, times, senders,
+                           {}, release_flags);
   times->compute_start = gather_start;  // gathering is part of preparing the inputs
   senders.clear();
   if (!all.ok()) {
     for (auto& s : owned) s->FailIfOpen(all.status());
     return all.status();
+  }
+  if (TakeBackRescheduled(owned, release_flags, taken_back)) {
+    times->compute_end = NowNs();
+    return Status::Ok();  // a rescheduled request's rows are not in the outputs
   }
   // A plugin that kept no sender and sent nothing answered through the allocator: each request
   // gets its rows as its only (FINAL) response. Requests the plugin answered in part and then

@@ -9,8 +9,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <span>
 #include <vector>
 
+#include "core/model/decoupled_sender.h"
 #include "core/model/model_info.h"
 #include "core/request/inference_request.h"
 #include "core/stats/model_stats.h"
@@ -23,10 +26,16 @@ namespace nereid {
 // another thread. Returns what the execution returned (a failure also ends every request that has
 // not sent FINAL with it). `times` (required) receives when the execution's phases ran. Rows
 // whose `fillers` entry is true (sequence batcher padding) record no response statistics.
-Status RunDecoupledBatchOnInstance(backend::ModelInstance& instance, const ModelInfo& model,
-                                   std::vector<std::unique_ptr<InferenceRequest>> requests,
-                                   const std::vector<int64_t>& batch_sizes,
-                                   std::vector<InferCallback> dones, ModelStats* stats,
-                                   ExecutionTimes* times, const std::vector<bool>& fillers = {});
+// With `taken_back` (a caller that can take requests back: iterative sequences), it gets one entry
+// per request: the requests the backend rescheduled (backend API v7), with their callbacks and
+// response progress, else nullopt; without, a rescheduled request ends with RescheduleRefused().
+// `progress` (one per request, or empty) continues the responses of requests rescheduled before.
+Status RunDecoupledBatchOnInstance(
+    backend::ModelInstance& instance, const ModelInfo& model,
+    std::vector<std::unique_ptr<InferenceRequest>> requests,
+    const std::vector<int64_t>& batch_sizes, std::vector<InferCallback> dones, ModelStats* stats,
+    ExecutionTimes* times, const std::vector<bool>& fillers = {},
+    std::vector<std::optional<DecoupledSender::TakenBack>>* taken_back = nullptr,
+    std::span<const ResponseProgress> progress = {});
 
 }  // namespace nereid

@@ -204,6 +204,18 @@ void DynamicBatchScheduler::ApplyLocked(const BatchDecision& d, const std::vecto
     mark[i] = kGone;
   }
   for (size_t i : d.delayed) mark[i] = kDelay;
+  const size_t taken = d.rejected.size() + d.batch.size();
+  queued_ -= taken;
+  stats_->AddPending(-static_cast<int64_t>(taken));
+  if (taken == entries.size()) {
+    // The whole queue left (a busy batcher's usual turn): nothing to rebuild, and the deques keep
+    // their blocks for the next arrivals.
+    for (auto& [l, level] : levels_) {
+      level.live.clear();
+      level.delayed.clear();
+    }
+    return;
+  }
   // Rebuild the levels from what stays, newly delayed requests last in their level.
   size_t flat = 0;
   for (auto& [l, level] : levels_) {
@@ -220,9 +232,6 @@ void DynamicBatchScheduler::ApplyLocked(const BatchDecision& d, const std::vecto
     level.live = std::move(live);
     level.delayed = std::move(delayed);
   }
-  const size_t taken = d.rejected.size() + d.batch.size();
-  queued_ -= taken;
-  stats_->AddPending(-static_cast<int64_t>(taken));
 }
 
 BatchDecision DynamicBatchScheduler::TakeBatch(uint64_t now_ns, std::vector<SchedulerJob>* batch,
@@ -340,11 +349,10 @@ void DynamicBatchScheduler::RunBatch(size_t index, std::vector<SchedulerJob>& jo
     RunDecoupledBatch(index, jobs, std::move(requests), sizes, first_seq);
     return;
   }
-  auto results =
-      RunBatchOnInstance(*instances_[index], *model_, std::move(requests), sizes, &times);
+  bool executed = false;
+  auto results = RunBatchOnInstance(*instances_[index], *model_, std::move(requests), sizes, &times,
+                                    &executed);
   const uint64_t end = NowNs();
-  const bool executed =
-      std::any_of(results.begin(), results.end(), [](const Result& r) { return r.ok(); });
   if (executed) stats_->RecordExecution(total, times);
   // Lets the frontends hand the replies to their I/O threads together, not one wake-up each.
   CompletionBatch replies;

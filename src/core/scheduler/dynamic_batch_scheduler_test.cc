@@ -36,11 +36,21 @@ class GatedInstance : public backend::ModelInstance {
       for (int64_t i = 0; i < args.batch_size; ++i) b_->order.push_back(v[i]);
       b_->Pass(l, v[0]);
     }
-    auto buf = args.outputs->Allocate("OUT", DataType::kFp32, in.shape, in.data.size());
-    if (!buf.ok()) return buf.status();
+    // A negative value fails its request alone (API v6): it has no row in OUT.
     const float* src = reinterpret_cast<const float*>(in.data.data());
-    float* dst = reinterpret_cast<float*>(buf->data());
-    for (size_t i = 0; i < in.data.size() / 4; ++i) dst[i] = 2 * src[i];
+    std::vector<float> out;
+    for (size_t i = 0; i < in.data.size() / 4; ++i) {
+      if (src[i] < 0 && i < args.request_errors.size()) {
+        args.request_errors[i] = InvalidArgument("negative value");
+        continue;
+      }
+      out.push_back(2 * src[i]);
+    }
+    if (out.empty()) return Status::Ok();
+    const int64_t shape[] = {static_cast<int64_t>(out.size()), 1};
+    auto buf = args.outputs->Allocate("OUT", DataType::kFp32, shape, out.size() * 4);
+    if (!buf.ok()) return buf.status();
+    std::memcpy(buf->data(), out.data(), out.size() * 4);
     return Status::Ok();
   }
 
@@ -131,6 +141,31 @@ TEST_F(DynamicBatchSchedulerTest, QueuedRequestsRunAsOneBatchAndStatsShowIt) {
   EXPECT_EQ(s.batch_stats[1].compute_infer.count, 1u);
 }
 
+TEST_F(DynamicBatchSchedulerTest, RequestFailedAloneGetsItsErrorOthersTheirOutputs) {
+  Start();
+  auto first = Occupy();
+  std::vector<std::shared_ptr<Reply>> replies;
+  for (float v : {1.0F, -2.0F, 3.0F, -4.0F}) replies.push_back(Send(v));
+  backend_.Open();
+  EXPECT_EQ(Value(first), 200);
+  EXPECT_EQ(Value(replies[0]), 2);
+  EXPECT_EQ(Value(replies[2]), 6);
+  for (size_t i : {1u, 3u}) {
+    auto r = replies[i]->future.get();
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message(), "negative value");
+  }
+  auto lone = Send(-5);  // a batch of one: its error is the request's
+  EXPECT_EQ(lone->future.get().status().message(), "negative value");
+  sched_->Stop();
+  EXPECT_EQ(backend_.batch_sizes, (std::vector<int64_t>{1, 4, 1}));
+  const ModelStatsSnapshot s = stats_.Snapshot();
+  EXPECT_EQ(s.execution_count, 3u);  // as Triton's backend reports each execution
+  EXPECT_EQ(s.success.count, 3u);
+  EXPECT_EQ(s.fail.count, 3u);
+  EXPECT_EQ(s.fail_by_reason[static_cast<int>(FailureReason::kBackend)], 3u);
+}
+
 TEST_F(DynamicBatchSchedulerTest, MaxBatchSizeSplitsLongQueue) {
   Start();
   auto first = Occupy();
@@ -140,6 +175,30 @@ TEST_F(DynamicBatchSchedulerTest, MaxBatchSizeSplitsLongQueue) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(Value(replies[i]), 2 * i);
   sched_->Stop();
   EXPECT_EQ(backend_.batch_sizes, (std::vector<int64_t>{1, 4, 2}));
+}
+
+// A batch that takes the whole queue (both priority levels) clears it in place; later arrivals
+// queue and batch in their order again.
+TEST_F(DynamicBatchSchedulerTest, QueueTakenWholeServesLaterArrivalsInOrder) {
+  options_.priority_levels = 2;
+  options_.default_priority_level = 2;
+  Start();
+  for (int round = 0; round < 2; ++round) {
+    auto first = Occupy();
+    std::vector<std::shared_ptr<Reply>> replies;
+    replies.push_back(Send(10.0F * round + 1));
+    replies.push_back(Send(10.0F * round + 2));
+    replies.push_back(Send(10.0F * round + 3, HighPriority()));
+    replies.push_back(Send(10.0F * round + 4));
+    EXPECT_EQ(stats_.Snapshot().pending_requests, 4);
+    backend_.Open();
+    EXPECT_EQ(Value(first), 200);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(Value(replies[i]), 2 * (10.0F * round + i + 1));
+    EXPECT_EQ(stats_.Snapshot().pending_requests, 0);
+  }
+  sched_->Stop();
+  EXPECT_EQ(backend_.batch_sizes, (std::vector<int64_t>{1, 4, 1, 4}));
+  EXPECT_EQ(backend_.order, (std::vector<float>{100, 3, 1, 2, 4, 100, 13, 11, 12, 14}));
 }
 
 TEST_F(DynamicBatchSchedulerTest, QueueFullRejectsAtOnce) {

@@ -8,11 +8,14 @@
 #include "common/logging.h"
 #include "common/parse_number.h"
 #include "core/model/backend_registry.h"
+#include "core/model/classification.h"
 #include "core/repository/model_repository.h"
 #include "core/repository/repository_poller.h"
 #include "core/server/plugin_infer.h"
+#include "core/server/request_completion.h"
 #include "core/server/task_pool.h"
 #include "core/shm/shm_tensors.h"
+#include "core/stats/library_pages.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -120,6 +123,9 @@ std::vector<Status> InferenceServer::LoadAtStart() {
       RepositoryPoller::Options po;
       po.interval_secs = std::max(0, options_.repository_poll_secs);
       po.load_thread_count = options_.model_load_thread_count;
+      if (options_.release_library_pages_after_load) {
+        po.after_loads = [] { ReleaseReadOnlyLibraryPages(); };
+      }
       poller_ = std::make_unique<RepositoryPoller>(repository_.get(), po);
       poller_->Prime();
       std::vector<Status> errors = repository_->LoadAll();
@@ -168,7 +174,10 @@ void InferenceServer::LoadModelAsync(const std::string& name, ModelLoadParameter
     return done(Unavailable("Server is stopping; models can no longer be loaded"));
   }
   load_pool_->Submit([this, name, params = std::move(params), done = std::move(done)] {
-    done(repository_->Load(name, params));
+    Status loaded = repository_->Load(name, params);
+    // Before the reply, so that a client that sees the load done sees its memory settled too.
+    if (options_.release_library_pages_after_load) ReleaseReadOnlyLibraryPages();
+    done(std::move(loaded));
   });
 }
 
@@ -317,35 +326,27 @@ void InferenceServer::InferAsync(ServedModel model, std::unique_ptr<InferenceReq
     done(shm.status());
     return;
   }
-  // The ticket is released when the callback is destroyed, after it ran: the request is counted
-  // until nothing of it can run any more. Nothing here captures `this`. Output regions stay
-  // pinned until then too.
-  auto ticket_holder = std::make_shared<Admission::Ticket>(std::move(*ticket));
-  if (shm->empty()) {
-    ModelVersion::Infer(
-        model.model_, std::move(request),
-        [ticket = std::move(ticket_holder), done = std::move(done)](
-            StatusOr<std::unique_ptr<InferenceResponse>> result) { done(std::move(result)); },
-        options.allow_inline);
-    return;
-  }
-  ModelVersion::Infer(
-      model.model_, std::move(request),
-      [ticket = std::move(ticket_holder), done = std::move(done),
-       targets = std::make_shared<const ShmOutputTargets>(std::move(*shm))](
-          StatusOr<std::unique_ptr<InferenceResponse>> result) {
-        if (result.ok()) {
-          if (Status s = WriteShmOutputs(*targets, result->get()); !s.ok()) return done(s);
-        }
-        done(std::move(result));
-      },
-      options.allow_inline);
+  // One object carries the ticket, the version and the output targets until the result is handed
+  // over (request_completion.h): the request is counted until nothing of it can run any more, and
+  // output regions stay pinned until then too. Nothing of it refers to `this`. `model` itself
+  // holds the version until this call returns (the scheduler is touched after a queued job may
+  // already have completed on an executor).
+  const bool classify = WantsClassification(*request);
+  model.model_->InferHeld(std::move(request),
+                          MakeRequestCompletion(std::move(*ticket), model.model_, classify,
+                                                std::move(*shm), std::move(done)),
+                          options.allow_inline);
+}
+
+void InferenceServer::NoticeStop() {
+  for (const auto& [name, version] : repository_->ReadyModels()) version->Unloading();
 }
 
 bool InferenceServer::Stop(std::chrono::steady_clock::time_point deadline,
                            std::chrono::milliseconds grace) {
   admission_->Close();
   if (poller_) poller_->Stop();
+  NoticeStop();
   bool drained = admission_->WaitDrained(deadline);
   if (!drained) {
     LOG_WARNING(

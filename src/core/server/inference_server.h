@@ -62,6 +62,12 @@ struct ServerOptions {
   size_t max_sequence_backlog_size = kDefaultMaxSequenceBacklogSize;
   // --allow-client-shm: whether clients may register and unregister shared memory regions.
   bool allow_client_shm = false;
+  // After each load through the model control API and each poll that loaded something (POLL
+  // mode), drop the resident pages of the read-only segments of every mapped library
+  // (core/stats/library_pages.h): the code a load ran once (ONNX Runtime's kernel registration,
+  // ~16 MiB) leaves the resident set. Off by default (unit tests); src/app turns it on and does
+  // the same once after start-up.
+  bool release_library_pages_after_load = false;
   // Per-request latency observers (metrics summaries); empty when none is wanted.
   LatencyObserverFactory latency_observers;
   // The response cache (--cache-config); nullptr: none.
@@ -203,6 +209,11 @@ class InferenceServer {
   // executions already running get up to `grace` more to finish (a backend cannot be
   // interrupted). Returns false when some are still running then: the models are not unloaded,
   // and the caller must not destroy this server (their code still runs); it exits the process.
+  // The unload notice of a stop (backend API v6 Model::Unloading) to every loaded model, so that
+  // requests a backend could hold forever end now. Call it before anything waits for requests in
+  // flight (the gRPC frontend's shutdown waits for its streams); Stop() sends it too. Never
+  // blocks.
+  void NoticeStop();
   bool Stop(std::chrono::steady_clock::time_point deadline,
             std::chrono::milliseconds grace = std::chrono::seconds(5));
 

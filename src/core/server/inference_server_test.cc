@@ -4,8 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <future>
+#include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "core/config/test_temp_dir.h"
 #include "core/request/test_request.h"
@@ -98,6 +103,65 @@ TEST_F(InferenceServerTest, AcquireUsesTheInferenceErrors) {
   auto version = server_->AcquireModel("m", 7);
   ASSERT_FALSE(version.ok());
   EXPECT_EQ(version.status().code(), StatusCode::kNotFound);
+}
+
+// A BLS call through the gate (backend API v8): with `inputs_owner` the called request reads the
+// caller's bytes and holds their owner until it is released; without it, a copy.
+struct CallerBytes {
+  std::vector<float> values{1.5f, -2.0f};
+  ~CallerBytes() { std::fill(values.begin(), values.end(), 99.0f); }  // read late: 99s
+};
+
+// Calls "m" through `gate` with `values` as INPUT0; `owner` (may be null) owns them. Once the call
+// is made, the caller drops its reference to the owner and, without one, overwrites its buffer.
+std::vector<float> CallIdentity(PluginInferGate& gate, std::span<float> values,
+                                std::shared_ptr<const void> owner) {
+  const std::vector<int64_t> shape{2};
+  const backend::TensorRef input{
+      "INPUT0", DataType::kFp32, shape,
+      std::span<const char>(reinterpret_cast<const char*>(values.data()), values.size_bytes())};
+  backend::InferCall call;
+  call.model_name = "m";
+  call.inputs = std::span<const backend::TensorRef>(&input, 1);
+  call.inputs_owner = std::move(owner);
+  std::promise<StatusOr<std::vector<backend::InferTensor>>> done;
+  gate.Function()(call, [&done](StatusOr<std::vector<backend::InferTensor>> r) {
+    done.set_value(std::move(r));
+  });
+  if (call.inputs_owner != nullptr) {
+    call.inputs_owner.reset();  // only the called request holds it now
+  } else {
+    std::fill(values.begin(), values.end(), 7.0f);  // the caller reuses its buffer
+  }
+  StatusOr<std::vector<backend::InferTensor>> r = done.get_future().get();
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (!r.ok() || r->size() != 1 || (*r)[0].data.size() != 8) return {};
+  std::vector<float> out(2);
+  std::memcpy(out.data(), (*r)[0].data.data(), 8);
+  return out;
+}
+
+TEST_F(InferenceServerTest, AGateCallWithItsInputsOwnerReadsTheBytesWhileTheOwnerLives) {
+  auto gate = std::make_shared<PluginInferGate>();
+  gate->Attach(server_.get());
+  auto bytes = std::make_shared<CallerBytes>();
+  std::weak_ptr<CallerBytes> watch = bytes;
+  const std::span<float> viewed(bytes->values);
+  // Released early, the owner would leave 99s (or freed memory) for the model to read.
+  EXPECT_EQ(CallIdentity(*gate, viewed, std::move(bytes)), (std::vector<float>{1.5f, -2.0f}));
+  gate->Detach();
+  server_->Stop(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  server_.reset();
+  EXPECT_TRUE(watch.expired());  // released with the called request
+}
+
+TEST_F(InferenceServerTest, AGateCallWithoutAnInputsOwnerCopiesTheBytes) {
+  auto gate = std::make_shared<PluginInferGate>();
+  gate->Attach(server_.get());
+  std::vector<float> values{1.5f, -2.0f};
+  // The caller overwrites its buffer once the function returned: the model read a copy.
+  EXPECT_EQ(CallIdentity(*gate, values, nullptr), (std::vector<float>{1.5f, -2.0f}));
+  gate->Detach();
 }
 
 }  // namespace

@@ -17,8 +17,9 @@ void PluginInferGate::Attach(InferenceServer* server) {
 }
 
 void PluginInferGate::Detach() {
-  MutexLock lock(mu_);
+  UniqueLock lock(mu_);
   server_ = nullptr;
+  while (calls_ > 0) lock.Wait(calls_done_);  // an inline run still uses the server
 }
 
 backend::InferFunction PluginInferGate::Function() {
@@ -103,14 +104,20 @@ void PluginInferGate::Call(const backend::InferCall& call, backend::InferDone do
   request->model_name = call.model_name;
   request->model_version = call.model_version;
   request->id = call.id;
+  // The caller's bytes when it gave their owner (API v8), else a copy of them.
+  if (call.inputs_owner != nullptr) request->KeepAlive(call.inputs_owner);
   for (const backend::TensorRef& t : call.inputs) {
-    auto bytes = std::make_shared<const std::string>(t.data.data(), t.data.size());
     InferInput in;
     in.name = std::string(t.name);
     in.data_type = t.data_type;
     in.shape.assign(t.shape.begin(), t.shape.end());
-    in.data = std::span<const char>(bytes->data(), bytes->size());
-    request->KeepAlive(std::move(bytes));
+    if (call.inputs_owner != nullptr) {
+      in.data = t.data;
+    } else {
+      auto bytes = std::make_shared<const std::string>(t.data.data(), t.data.size());
+      in.data = std::span<const char>(bytes->data(), bytes->size());
+      request->KeepAlive(std::move(bytes));
+    }
     request->inputs.push_back(std::move(in));
   }
   if (call.timeout_us != 0) request->parameters.Set("timeout", call.timeout_us);
@@ -129,6 +136,7 @@ void PluginInferGate::Call(const backend::InferCall& call, backend::InferDone do
     out.name = name;
     request->outputs.push_back(std::move(out));
   }
+  if (call.cancel != nullptr) request->cancel_token = call.cancel;
   if (call.decoupled) {
     request->on_response =
         [on_response = call.on_response](StatusOr<std::unique_ptr<InferenceResponse>> response) {
@@ -144,21 +152,33 @@ void PluginInferGate::Call(const backend::InferCall& call, backend::InferDone do
     }
     done(TakeOutputs(**response));
   };
-  MutexLock lock(mu_);
-  if (server_ == nullptr) {
-    callback(NotAttached());
-    return;
+  InferenceServer* server = nullptr;
+  StatusOr<ServedModel> model = NotAttached();
+  {
+    MutexLock lock(mu_);
+    if (server_ != nullptr) {
+      server = server_;
+      model = server_->AcquireModel(call.model_name, call.model_version);
+      if (model.ok()) ++calls_;  // Detach waits for it
+    }
   }
-  StatusOr<ServedModel> model = server_->AcquireModel(call.model_name, call.model_version);
   if (!model.ok()) {
     callback(model.status());
     return;
   }
   if (!call.decoupled && model->config().model_transaction_policy().decoupled()) {
     callback(DecoupledRefused(call.model_name));
-    return;
+  } else {
+    // A caller that waits for the answer here (a Python model's BLS call from its execute) may
+    // have the called model run on its thread when an instance is idle, saving two thread
+    // hand-offs (ADR 0003). Outside the gate's lock, so that a model run here may make BLS calls
+    // of its own.
+    InferOptions options;
+    options.allow_inline = call.allow_inline && !call.decoupled;
+    server->InferAsync(std::move(*model), std::move(request), std::move(callback), options);
   }
-  server_->InferAsync(std::move(*model), std::move(request), std::move(callback));
+  MutexLock lock(mu_);
+  if (--calls_ == 0) calls_done_.notify_all();
 }
 
 }  // namespace nereid

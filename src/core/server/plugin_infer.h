@@ -6,6 +6,7 @@
 // Thread-safety: all members may be called from any thread.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,7 +22,8 @@ class InferenceServer;
 class PluginInferGate : public std::enable_shared_from_this<PluginInferGate> {
  public:
   void Attach(InferenceServer* server);
-  // Waits for calls being submitted; later calls get UNAVAILABLE.
+  // Waits for calls being submitted (or run on the caller's thread); later calls get
+  // UNAVAILABLE.
   void Detach();
   // Holds the gate alive.
   backend::InferFunction Function();
@@ -38,6 +40,8 @@ class PluginInferGate : public std::enable_shared_from_this<PluginInferGate> {
 
   Mutex mu_;
   InferenceServer* server_ GUARDED_BY(mu_) = nullptr;
+  int calls_ GUARDED_BY(mu_) = 0;  // calls using the server outside mu_
+  std::condition_variable calls_done_;
 };
 
 }  // namespace nereid

@@ -9,8 +9,10 @@
 #include <atomic>
 #include <memory>
 
+#include "common/block_recycler.h"
 #include "common/logging.h"
 #include "core/stats/model_stats.h"
+#include "frontends/grpc/grpc_arena.h"
 #include "frontends/grpc/grpc_call.h"
 #include "frontends/grpc/grpc_codec.h"
 #include "model_config.pb.h"
@@ -43,9 +45,7 @@ class InferCall {
   };
 
   explicit InferCall(std::shared_ptr<GrpcShared> shared)
-      : shared_(std::move(shared)),
-        request_(std::make_shared<pb::ModelInferRequest>()),
-        responder_(&ctx_) {}
+      : shared_(std::move(shared)), request_(NewModelInferRequest()), responder_(&ctx_) {}
   ~InferCall() = default;
 
   void OnNew(bool ok) {
@@ -57,7 +57,7 @@ class InferCall {
     Listen(shared_);
     if (grpc::Status r = CheckRestricted(*shared_, RestrictedCategory::kInference, ctx_); !r.ok()) {
       GateScope gate(shared_->gate);
-      if (gate) responder_.Finish(response_, r, &finish_hook_);
+      if (gate) responder_.Finish(*response_, r, &finish_hook_);
       return;
     }
     Process(waitread_end_ns);
@@ -89,7 +89,10 @@ class InferCall {
   // After InferAsync is called `this` may already be finished: touch no member.
   void Process(uint64_t waitread_end_ns) {
     InferenceServer* server = shared_->server;
-    StatusOr<std::unique_ptr<InferenceRequest>> decoded = Decode(*server);
+    StatusOr<ServedModel> served = Acquire(*server);
+    if (!served.ok()) return Finish(served.status());
+    StatusOr<std::unique_ptr<InferenceRequest>> decoded =
+        DecodeModelInferRequest(std::move(request_));
     if (!decoded.ok()) return Finish(decoded.status());
     (*decoded)->cancel_token = cancel_;
     if (waitread_end_ns != 0) {  // the trace extension is on: sampled here, as Triton does
@@ -103,43 +106,47 @@ class InferCall {
     InferOptions options = slot.options();
     options.trace_sampled = waitread_end_ns != 0;
     server->InferAsync(
-        std::move(*decoded),
+        std::move(*served), std::move(*decoded),
         [this](StatusOr<std::unique_ptr<InferenceResponse>> result) {
           if (!result.ok()) return Finish(result.status());
           if ((*result)->request != nullptr && (*result)->request->trace != nullptr) {
             trace_ = (*result)->request->trace;
             trace_->Capture("GRPC_SEND_START", NowNs());
           }
-          EncodeModelInferResponse(**result, &response_);
+          EncodeModelInferResponse(**result, response_.get());
           result->reset();  // free the request's memory before replying
           Finish(Status::Ok());
         },
         options);
   }
 
-  StatusOr<std::unique_ptr<InferenceRequest>> Decode(InferenceServer& server) {
-    std::shared_ptr<const pb::ModelInferRequest> message = std::move(request_);
-    NEREID_ASSIGN_OR_RETURN(int64_t version, ParseModelVersion(message->model_version()));
-    NEREID_ASSIGN_OR_RETURN(auto config, server.GetModelConfig(message->model_name(), version));
-    if (config->model_transaction_policy().decoupled()) {
+  // The model the request names, looked up once for the whole call (InferAsync takes it).
+  StatusOr<ServedModel> Acquire(InferenceServer& server) {
+    NEREID_ASSIGN_OR_RETURN(int64_t version, ParseModelVersion(request_->model_version()));
+    NEREID_ASSIGN_OR_RETURN(ServedModel served,
+                            server.AcquireModel(request_->model_name(), version));
+    if (served.config().model_transaction_policy().decoupled()) {
       return Unsupported("ModelInfer RPC doesn't support models with decoupled transaction policy");
     }
-    return DecodeModelInferRequest(std::move(message));
+    return served;
   }
 
   // Any thread. The FINISH event may delete the call at once (when done has arrived).
   void Finish(const Status& status) {
     std::shared_ptr<GrpcShared> shared = shared_;
     GateScope gate(shared->gate);
-    if (gate) responder_.Finish(response_, ToGrpcStatus(status), &finish_hook_);
+    if (gate) responder_.Finish(*response_, ToGrpcStatus(status), &finish_hook_);
   }
 
   std::shared_ptr<GrpcShared> shared_;
   grpc::ServerContext ctx_;
   std::shared_ptr<pb::ModelInferRequest> request_;  // moved into the InferenceRequest
-  pb::ModelInferResponse response_;
+  // Made by the thread that builds the reply (grpc_arena.h).
+  LazyArenaMessage<pb::ModelInferResponse, kResponseArenaBlockBytes> response_;
   grpc::ServerAsyncResponseWriter<pb::ModelInferResponse> responder_;
-  std::shared_ptr<CancelToken> cancel_ = std::make_shared<CancelToken>();
+  // From the thread's cache of freed blocks (block_recycler.h), as HTTP's tokens.
+  std::shared_ptr<CancelToken> cancel_ =
+      std::allocate_shared<CancelToken>(RecyclingAllocator<CancelToken>());
   std::atomic<int> terminal_events_{2};  // FINISH and the done notification
   // Trace extension, only while tracing is on: when the call began waiting for its request, and
   // the sampled request's trace, held until the reply is sent (GRPC_SEND_END).

@@ -27,6 +27,7 @@
 
 #include "common/logging.h"
 #include "common/thread_annotations.h"
+#include "frontends/grpc/grpc_arena.h"
 #include "frontends/grpc/grpc_call.h"
 #include "frontends/grpc/grpc_codec.h"
 
@@ -62,7 +63,12 @@ class StreamCall {
     bool partial = false;                    // a decoupled response before FINAL (pool-counted)
     bool decoupled = false;                  // its request's model is decoupled
     std::optional<grpc::Status> end_status;  // triton_grpc_error: end the stream with this
-    pb::ModelStreamInferResponse message;
+    // The request's model name and ID, for its error responses; set before its inference starts
+    // (so the completion callbacks capture only `this` and the slot: no allocation).
+    std::string model;
+    std::string id;
+    // Made by the thread that builds the response (grpc_arena.h).
+    LazyArenaMessage<pb::ModelStreamInferResponse, kResponseArenaBlockBytes> message;
   };
 
   explicit StreamCall(std::shared_ptr<GrpcShared> shared)
@@ -95,7 +101,7 @@ class StreamCall {
   }
 
   void StartReadLocked() REQUIRES(mu_) {
-    next_ = std::make_shared<pb::ModelInferRequest>();
+    next_ = NewModelInferRequest();
     GateScope gate(shared_->gate);
     if (!gate) {  // stopping: abandoned with the process
       Move(read_, StreamReadState::kAbandoned);
@@ -143,37 +149,36 @@ class StreamCall {
   }
 
   void Infer(std::shared_ptr<pb::ModelInferRequest> message, Slot* slot) {
-    const std::string model = message->model_name();
-    const std::string id = message->id();
-    StatusOr<std::unique_ptr<InferenceRequest>> request = DecodeModelInferRequest(message);
-    message.reset();
-    if (!request.ok()) return Complete(slot, request.status(), model, id);
+    slot->model = message->model_name();
+    slot->id = message->id();
+    StatusOr<std::unique_ptr<InferenceRequest>> request =
+        DecodeModelInferRequest(std::move(message));
+    if (!request.ok()) return Complete(slot, request.status());
     StatusOr<ServedModel> served =
         shared_->server->AcquireModel((*request)->model_name, (*request)->model_version);
-    if (!served.ok()) return Complete(slot, served.status(), model, id);
+    if (!served.ok()) return Complete(slot, served.status());
     // Set before InferAsync; Complete reads it after the inference (happens-after).
     slot->decoupled = served->config().model_transaction_policy().decoupled();
     (*request)->cancel_token = cancel_;
     const bool empty_final =
         GetBool((*request)->parameters, kEnableEmptyFinalResponse).value_or(false);
     // A decoupled model's responses before its FINAL one (inference_request.h).
-    (*request)->on_response = [this, slot, model,
-                               id](StatusOr<std::unique_ptr<InferenceResponse>> result) {
-      Partial(slot, std::move(result), model, id);
+    (*request)->on_response = [this, slot](StatusOr<std::unique_ptr<InferenceResponse>> result) {
+      Partial(slot, std::move(result));
     };
     InlineSlot inline_slot(shared_->inline_slots);
     shared_->server->InferAsync(
         std::move(*served), std::move(*request),
-        [this, slot, model, id, empty_final](StatusOr<std::unique_ptr<InferenceResponse>> result) {
-          if (!result.ok()) return Complete(slot, result.status(), model, id);
+        [this, slot, empty_final](StatusOr<std::unique_ptr<InferenceResponse>> result) {
+          if (!result.ok()) return Complete(slot, result.status());
           if ((*result)->empty_final && !empty_final) {
             slot->skip = true;  // a flags-only FINAL is written only when asked for
           } else {
-            EncodeModelInferResponse(**result, slot->message.mutable_infer_response());
-            SetFinal(&slot->message, true);
+            EncodeModelInferResponse(**result, slot->message->mutable_infer_response());
+            SetFinal(slot->message.get(), true);
           }
           result->reset();
-          Complete(slot, Status::Ok(), model, id);
+          Complete(slot, Status::Ok());
         },
         inline_slot.options());
   }
@@ -186,21 +191,20 @@ class StreamCall {
   // Any thread (never concurrently for one request): a response of `slot`'s request before its
   // FINAL one. It is queued before the request's slot, so a request's responses keep their order,
   // and ahead of earlier requests still running, so the responses of requests interleave.
-  void Partial(Slot* slot, StatusOr<std::unique_ptr<InferenceResponse>> result,
-               const std::string& model, const std::string& id) {
+  void Partial(Slot* slot, StatusOr<std::unique_ptr<InferenceResponse>> result) {
     auto partial = std::make_unique<Slot>();
     if (!result.ok()) {
       if (end_on_error_) {
         partial->end_status = ToGrpcStatus(result.status());
       } else {
-        partial->message.set_error_message(result.status().message());
-        partial->message.mutable_infer_response()->set_model_name(model);
-        partial->message.mutable_infer_response()->set_id(id);
-        SetFinal(&partial->message, false);
+        partial->message->set_error_message(result.status().message());
+        partial->message->mutable_infer_response()->set_model_name(slot->model);
+        partial->message->mutable_infer_response()->set_id(slot->id);
+        SetFinal(partial->message.get(), false);
       }
     } else {
-      EncodeModelInferResponse(**result, partial->message.mutable_infer_response());
-      SetFinal(&partial->message, false);
+      EncodeModelInferResponse(**result, partial->message->mutable_infer_response());
+      SetFinal(partial->message.get(), false);
     }
     partial->ready = true;
     partial->partial = true;
@@ -219,15 +223,15 @@ class StreamCall {
   }
 
   // Any thread: `slot` is final; write what is ready in order.
-  void Complete(Slot* slot, const Status& status, const std::string& model, const std::string& id) {
+  void Complete(Slot* slot, const Status& status) {
     if (!status.ok()) {
       if (end_on_error_) {
         slot->end_status = ToGrpcStatus(status);
       } else {
-        slot->message.set_error_message(status.message());
-        slot->message.mutable_infer_response()->set_model_name(model);
-        slot->message.mutable_infer_response()->set_id(id);
-        SetFinal(&slot->message, true);
+        slot->message->set_error_message(status.message());
+        slot->message->mutable_infer_response()->set_model_name(slot->model);
+        slot->message->mutable_infer_response()->set_id(slot->id);
+        SetFinal(slot->message.get(), true);
       }
     }
     {
@@ -289,7 +293,7 @@ class StreamCall {
       GateScope gate(shared_->gate);
       if (!gate) return;
       Move(write_, StreamWriteState::kWriting);
-      stream_.Write(front.message, &write_hook_);
+      stream_.Write(*front.message, &write_hook_);
       return;
     }
     const bool ended_by_error = end_status_.has_value();

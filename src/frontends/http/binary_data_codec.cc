@@ -128,14 +128,13 @@ Status AttachBinaryInputs(std::span<const char> tail, const std::string& model_n
   return Status::Ok();
 }
 
-StatusOr<ParsedInferHeader> DecodeRawInferRequest(std::shared_ptr<const std::string> body,
-                                                  const RawInputSpec& spec) {
+StatusOr<ParsedInferHeader> DecodeRawInferRequest(HttpRequestBody body, const RawInputSpec& spec) {
   if (spec.input_count != 1) {
     return InvalidArgument("Raw request must only have 1 input (found 1) to be deduced but got " +
                            std::to_string(spec.input_count) + " inputs in '" + spec.model_name +
                            "' model configuration");
   }
-  NEREID_ASSIGN_OR_RETURN(Shape shape, DeduceRawShape(spec, body->size()));
+  NEREID_ASSIGN_OR_RETURN(Shape shape, DeduceRawShape(spec, body.size()));
   ParsedInferHeader out;
   out.request = std::make_unique<InferenceRequest>();
   out.binary_output_default = true;
@@ -145,17 +144,17 @@ StatusOr<ParsedInferHeader> DecodeRawInferRequest(std::shared_ptr<const std::str
   input.shape = std::move(shape);
   if (spec.data_type == DataType::kBytes) {
     // The body is one element; BYTES tensors carry a length prefix, so this one is copied.
-    if (body->size() > std::numeric_limits<uint32_t>::max()) {
+    if (body.size() > std::numeric_limits<uint32_t>::max()) {
       return InvalidArgument("raw BYTES input is too large");
     }
     auto framed = std::make_shared<std::string>();
-    framed->reserve(body->size() + 4);
-    AppendBytesElement(*body, framed.get());
+    framed->reserve(body.size() + 4);
+    AppendBytesElement(body.view(), framed.get());
     input.data = std::span<const char>(framed->data(), framed->size());
     out.request->KeepAlive(std::move(framed));
   } else {
-    input.data = std::span<const char>(body->data(), body->size());
-    out.request->KeepAlive(std::move(body));
+    input.data = std::span<const char>(body.data(), body.size());
+    out.request->KeepAlive(body.owner());
   }
   out.request->inputs.push_back(std::move(input));
   return out;

@@ -12,6 +12,7 @@
 
 #include "core/request/inference_request.h"
 #include "core/tensor/shape.h"
+#include "frontends/http/http_types.h"
 #include "frontends/http/json_request_parser.h"
 #include "nereid/data_type.h"
 #include "nereid/status.h"
@@ -45,7 +46,6 @@ struct RawInputSpec {
 // Builds the request of a raw binary body: one input named and typed from `spec`, its shape
 // deduced from the byte size (at most one variable dimension; BYTES only for shape [1], the body
 // being one element). Every output is to be returned in binary (binary_output_default).
-StatusOr<ParsedInferHeader> DecodeRawInferRequest(std::shared_ptr<const std::string> body,
-                                                  const RawInputSpec& spec);
+StatusOr<ParsedInferHeader> DecodeRawInferRequest(HttpRequestBody body, const RawInputSpec& spec);
 
 }  // namespace nereid

@@ -130,7 +130,7 @@ void Generate(InferenceServer* server, HttpRequest& request, const RouteParams& 
   }
   const std::vector<GenerateInputSpec> specs = InputSpecs(*metadata);
   StatusOr<std::unique_ptr<InferenceRequest>> decoded =
-      DecodeGenerateRequest(*request.body, specs, p.model, p.version);
+      DecodeGenerateRequest(request.body.view(), specs, p.model, p.version);
   if (!decoded.ok()) {
     LOG_VERBOSE(1, "[request id: <id_unknown>] Infer failed: {}", decoded.status().message());
     return responder->Send(ErrorResponse(400, decoded.status().message()));

@@ -79,7 +79,7 @@ void HandleModelStats(InferenceServer* server, const HttpHandlerOptions&, HttpRe
 void HandleLogging(InferenceServer*, const HttpHandlerOptions&, HttpRequest& request,
                    const RouteParams&, Responder responder) {
   if (request.method == HttpMethod::kPost) {
-    StatusOr<logging::SettingsUpdate> update = DecodeLogSettingsRequest(*request.body);
+    StatusOr<logging::SettingsUpdate> update = DecodeLogSettingsRequest(request.body.view());
     if (!update.ok()) return responder->Send(ErrorResponse(update.status()));
     logging::Apply(*update);
   }
@@ -111,7 +111,7 @@ void HandleTrace(InferenceServer* server, const HttpHandlerOptions&, HttpRequest
     }
   }
   if (request.method == HttpMethod::kPost) {
-    StatusOr<trace::TraceSettingsUpdate> update = DecodeTraceSettingsRequest(*request.body);
+    StatusOr<trace::TraceSettingsUpdate> update = DecodeTraceSettingsRequest(request.body.view());
     if (!update.ok()) return responder->Send(ErrorResponse(update.status()));
     if (Status s = server->tracer().Update(p.model, *update); !s.ok()) {
       return responder->Send(ErrorResponse(s));

@@ -21,33 +21,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/counting_malloc.h"
 #include "core/config/test_temp_dir.h"
 #include "core/server/inference_server.h"
 #include "frontends/http/handlers.h"
 #include "frontends/http/http_test_client.h"
 
-// The tsan preset undefines __SANITIZE_THREAD__ (CMakeLists.txt) and defines NEREID_TSAN instead.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(NEREID_TSAN)
-#define NEREID_COUNT_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define NEREID_COUNT_ALLOCATIONS 0
-#endif
-#endif
-#ifndef NEREID_COUNT_ALLOCATIONS
-#define NEREID_COUNT_ALLOCATIONS 1
-#endif
-
 namespace {
 
-std::atomic<uint64_t> g_allocs{0};  // malloc + calloc + realloc(nullptr or growing)
-std::atomic<uint64_t> g_bytes{0};
-std::atomic<uint64_t> g_frees{0};
+using nereid::counting_malloc::allocation_counters;
 
 // Tracing: one request's allocation sites, captured without allocating.
 constexpr int kTraceDepth = 14;
@@ -62,9 +49,8 @@ std::atomic<int> g_traced{0};
 Trace g_traces[kMaxTraced];
 thread_local bool t_in_hook = false;
 
-[[maybe_unused]] void Record(size_t size) {  // unused under sanitizers
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  g_bytes.fetch_add(size, std::memory_order_relaxed);
+// counting_malloc.h's hook: records the allocation's call stack while tracing.
+void TraceAllocation(size_t size) {
   if (!g_tracing.load(std::memory_order_relaxed) || t_in_hook) return;
   const int i = g_traced.fetch_add(1, std::memory_order_relaxed);
   if (i >= kMaxTraced) return;
@@ -76,32 +62,6 @@ thread_local bool t_in_hook = false;
 
 }  // namespace
 
-#if NEREID_COUNT_ALLOCATIONS
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void __libc_free(void*);
-
-void* malloc(size_t size) {
-  Record(size);
-  return __libc_malloc(size);
-}
-void* calloc(size_t n, size_t size) {
-  Record(n * size);
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t size) {
-  Record(size);
-  return __libc_realloc(p, size);
-}
-void free(void* p) {
-  if (p != nullptr) g_frees.fetch_add(1, std::memory_order_relaxed);
-  __libc_free(p);
-}
-}
-#endif
-
 namespace nereid {
 namespace {
 
@@ -110,9 +70,12 @@ namespace {
 // is the path where the model runs inline on the I/O thread and the reply is written from there:
 // exact, it moves only when the code does. The median also covers requests whose reply is posted
 // between threads (which of the two a request takes depends on scheduling; medians of 36-37 and
-// maxima of 39-40 were seen on a loaded machine), hence its slack.
-constexpr uint64_t kBudgetFewest = 34;
-constexpr uint64_t kBudgetMedian = 40;
+// maxima of 39-40 were seen on a loaded machine before the httpcpu branch, 23 median and 22 fewest
+// after it, whose cross-thread replies take 2 more than inline ones), hence its slack. The reqobj
+// branch (one completion object per request, the JSON reply buffer reused, inputs described
+// inline) took it to 14 fewest, 15 median.
+constexpr uint64_t kBudgetFewest = 14;
+constexpr uint64_t kBudgetMedian = 20;
 
 constexpr char kConfig[] = R"(name: "identity_fp32" backend: "identity" max_batch_size: 8
 input [{ name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] }]
@@ -136,11 +99,15 @@ class RawClient {
   bool connected() const { return connected_; }
 
   // Sends `request`, reads one whole response; returns its status (0 on a failure).
-  int Roundtrip(const std::string& request) {
-    if (send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
-        static_cast<ssize_t>(request.size())) {
-      return 0;
-    }
+  int Roundtrip(const std::string& request) { return Send(request) ? Receive() : 0; }
+
+  bool Send(const std::string& request) {
+    return send(fd_, request.data(), request.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(request.size());
+  }
+
+  // Reads one whole response; returns its status (0 on a failure).
+  int Receive() {
     size_t have = 0;
     size_t head_end = 0;
     size_t total = 0;
@@ -153,9 +120,9 @@ class RawClient {
         if (end == nullptr) continue;
         head_end = static_cast<size_t>(end - buf_.data()) + 4;
         const char* cl = static_cast<const char*>(
-            memmem(buf_.data(), head_end, "Content-Length: ", 16));  // Nereid's spelling
+            memmem(buf_.data(), head_end, "\r\nContent-Length: ", 18));  // Nereid's spelling
         if (cl == nullptr) return 0;
-        total = head_end + strtoul(cl + 16, nullptr, 10);
+        total = head_end + strtoul(cl + 18, nullptr, 10);
       }
       if (have >= total) break;
     }
@@ -175,28 +142,66 @@ class RawClient {
 struct Counts {
   uint64_t allocs, bytes, frees;
 };
-Counts Now() { return {g_allocs.load(), g_bytes.load(), g_frees.load()}; }
+Counts Now() {
+  return {allocation_counters.allocs.load(), allocation_counters.bytes.load(),
+          allocation_counters.frees.load()};
+}
 
-TEST(HttpAllocTest, SteadyStateInferRequestStaysWithinItsAllocationBudget) {
-  if (!NEREID_COUNT_ALLOCATIONS) GTEST_SKIP() << "sanitizers replace malloc themselves";
-  config::testing::TempDir dir;
-  dir.WriteFile("identity_fp32/config.pbtxt", kConfig);
-  dir.MakeDir("identity_fp32/1");
+// With NEREID_ALLOC_TRACE=1, prints a backtrace of every allocation `run` makes.
+template <typename Run>
+void TraceAllocations(Run run) {
+  const char* trace = std::getenv("NEREID_ALLOC_TRACE");
+  if (trace == nullptr || *trace != '1') return;
+  void* warm[2];
+  backtrace(warm, 2);  // loads the unwinder before tracing
+  g_traced = 0;
+  g_tracing = true;
+  run();
+  g_tracing = false;
+  const int n = std::min(g_traced.load(), kMaxTraced);
+  for (int i = 0; i < n; ++i) {
+    std::fprintf(stderr, "--- allocation %d: %zu bytes\n", i + 1, g_traces[i].size);
+    backtrace_symbols_fd(g_traces[i].frames.data() + 2, g_traces[i].depth - 2, 2);
+  }
+}
+
+// A server with the one model `name` (identity backend) in `dir`, its HTTP frontend on an
+// ephemeral port with two I/O threads (the default on this 2-core machine, ADR 0009).
+struct Served {
+  std::unique_ptr<InferenceServer> server;
+  std::unique_ptr<HttpServer> http;
+};
+void Serve(config::testing::TempDir& dir, const std::string& name, const char* config,
+           Served* out) {
+  dir.WriteFile(name + "/config.pbtxt", config);
+  dir.MakeDir(name + "/1");
   ServerOptions options;
   options.model_repositories = {dir.path().string()};
   options.backend_directory = NEREID_TEST_BACKEND_DIR;
   options.model_control_mode = ModelControlMode::kExplicit;
-  options.startup_models = {"identity_fp32"};
+  options.startup_models = {name};
   auto server = InferenceServer::Create(options);
   ASSERT_TRUE(server.ok()) << server.status().message();
+  out->server = std::move(*server);
   HttpServerOptions http_options;
   http_options.address = "127.0.0.1";
   http_options.port = 0;
-  http_options.thread_count = 2;  // the default on this 2-core machine (ADR 0009)
-  auto http = StartTritonHttpServer(http_options, server->get());
+  http_options.thread_count = 2;
+  auto http = StartTritonHttpServer(http_options, out->server.get());
   ASSERT_TRUE(http.ok()) << http.status().message();
+  out->http = std::move(*http);
+}
 
-  RawClient client((*http)->port());
+TEST(HttpAllocTest, SteadyStateInferRequestStaysWithinItsAllocationBudget) {
+  if (!counting_malloc::kCountingAllocations)
+    GTEST_SKIP() << "sanitizers replace malloc themselves";
+  allocation_counters.on_allocation = &TraceAllocation;
+  config::testing::TempDir dir;
+  Served served;
+  ASSERT_NO_FATAL_FAILURE(Serve(dir, "identity_fp32", kConfig, &served));
+  auto& http = served.http;
+
+  RawClient client(http->port());
   ASSERT_TRUE(client.connected());
   const std::string request = std::string("POST /v2/models/identity_fp32/infer HTTP/1.1\r\n") +
                               "Host: localhost\r\nContent-Type: application/json\r\n" +
@@ -250,25 +255,89 @@ TEST(HttpAllocTest, SteadyStateInferRequestStaysWithinItsAllocationBudget) {
     if (best.fewest <= kBudgetFewest && best.median <= kBudgetMedian) break;
   }
 
-  if (const char* trace = std::getenv("NEREID_ALLOC_TRACE"); trace != nullptr && *trace == '1') {
-    void* warm[2];
-    backtrace(warm, 2);  // loads the unwinder before tracing
-    g_traced = 0;
-    g_tracing = true;
-    ASSERT_EQ(client.Roundtrip(request), 200);
-    g_tracing = false;
-    const int n = std::min(g_traced.load(), kMaxTraced);
-    for (int i = 0; i < n; ++i) {
-      std::fprintf(stderr, "--- allocation %d: %zu bytes\n", i + 1, g_traces[i].size);
-      backtrace_symbols_fd(g_traces[i].frames.data() + 2, g_traces[i].depth - 2, 2);
-    }
-  }
+  TraceAllocations([&] { EXPECT_EQ(client.Roundtrip(request), 200); });
 
   EXPECT_LE(best.fewest, kBudgetFewest)
       << "a request allocates more than it did; NEREID_ALLOC_TRACE=1 shows where";
   EXPECT_LE(best.median, kBudgetMedian)
       << "a request allocates more than it did; NEREID_ALLOC_TRACE=1 shows where";
-  (*http)->Stop(std::chrono::milliseconds(1000));
+  http->Stop(std::chrono::milliseconds(1000));
+}
+
+// Allocations per request of a batch the dynamic batcher forms (issue 21 goal 3): four kept-alive
+// connections each send one binary-tensor request (as bench/batch_bench.py does), the batcher
+// runs them as one batch of four (max_batch_size 4 reached; the queue delay is far longer than a
+// round) on its executor thread and the replies cross back to the I/O threads. Measured
+// 2026-11-26 (branch batcher): 45 before, 37 median after (the split's list of output names, the
+// encoder's list of binary outputs, a shared owner and a second owner slot per binary reply, the
+// header list grown twice, the shape key's sort list, the queue rebuilt per batch). The budget
+// is what the code needs today plus one; lower it when you remove some.
+constexpr uint64_t kBatchedBudget = 38;
+constexpr int kBatch = 4;
+
+constexpr char kBatchedConfig[] = R"(name: "identity_batched" backend: "identity" max_batch_size: 4
+input [{ name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] }]
+output [{ name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 16 ] }]
+instance_group [{ count: 1 kind: KIND_CPU }]
+dynamic_batching { max_queue_delay_microseconds: 10000000 })";
+
+constexpr char kBinaryHeader[] =
+    R"({"inputs":[{"name":"INPUT0","datatype":"FP32","shape":[1,16],)"
+    R"("parameters":{"binary_data_size":64}}],)"
+    R"("outputs":[{"name":"OUTPUT0","parameters":{"binary_data":true}}]})";
+
+TEST(HttpAllocTest, BatchedInferRequestStaysWithinItsAllocationBudget) {
+  if (!counting_malloc::kCountingAllocations)
+    GTEST_SKIP() << "sanitizers replace malloc themselves";
+  allocation_counters.on_allocation = &TraceAllocation;
+  config::testing::TempDir dir;
+  Served served;
+  ASSERT_NO_FATAL_FAILURE(Serve(dir, "identity_batched", kBatchedConfig, &served));
+  auto& http = served.http;
+
+  std::string data(64, '\0');
+  for (int i = 0; i < 16; ++i) {
+    const float v = static_cast<float>(i) + 0.5f;
+    std::memcpy(data.data() + 4 * i, &v, 4);
+  }
+  const std::string header = kBinaryHeader;
+  const std::string request =
+      std::string("POST /v2/models/identity_batched/infer HTTP/1.1\r\n") +
+      "Host: localhost\r\nContent-Type: application/octet-stream\r\n" +
+      "Inference-Header-Content-Length: " + std::to_string(header.size()) + "\r\n" +
+      "Content-Length: " + std::to_string(header.size() + data.size()) + "\r\n\r\n" + header + data;
+  std::vector<std::unique_ptr<RawClient>> clients;
+  for (int i = 0; i < kBatch; ++i) {
+    clients.push_back(std::make_unique<RawClient>(http->port()));
+    ASSERT_TRUE(clients.back()->connected());
+  }
+  auto round = [&clients, &request] {
+    for (auto& c : clients) EXPECT_TRUE(c->Send(request));
+    for (auto& c : clients) EXPECT_EQ(c->Receive(), 200);
+  };
+  for (int i = 0; i < 100; ++i) round();  // warm up
+  // The reply's binary part is the request's tensor: the batch was split back right.
+  const std::string_view body = clients.front()->last_body();
+  ASSERT_GE(body.size(), data.size());
+  EXPECT_EQ(body.substr(body.size() - data.size()), data);
+
+  std::vector<uint64_t> per_request;
+  constexpr int kRounds = 101;
+  for (int i = 0; i < kRounds; ++i) {
+    const Counts before = Now();
+    round();
+    per_request.push_back((Now().allocs - before.allocs) / kBatch);
+  }
+  std::sort(per_request.begin(), per_request.end());
+  const uint64_t median = per_request[kRounds / 2];
+  std::printf("allocations per batched request: median %llu (fewest %llu); budget %llu\n",
+              static_cast<unsigned long long>(median),
+              static_cast<unsigned long long>(per_request.front()),
+              static_cast<unsigned long long>(kBatchedBudget));
+  TraceAllocations(round);
+  EXPECT_LE(median, kBatchedBudget)
+      << "a batched request allocates more than it did; NEREID_ALLOC_TRACE=1 shows where";
+  http->Stop(std::chrono::milliseconds(1000));
 }
 
 }  // namespace

@@ -1,45 +1,5 @@
-// Per-thread caches of freed small blocks, for the few objects an HTTP request allocates and
-// frees again on the same I/O thread (its responder, cancel token and body holder: allocate_shared
-// with RecyclingAllocator). A block freed on another thread goes to that thread's cache (or the
-// heap when it is full); caches are freed when their thread ends. Like Asio's own handler memory.
+// The per-thread block caches moved to common/block_recycler.h (the core's per-request
+// completion uses them too); this header stays for the transport's includes.
 #pragma once
 
-#include <cstddef>
-#include <new>
-
-namespace nereid {
-
-class BlockRecycler {
- public:
-  static constexpr size_t kMaxBlockBytes = 256;  // larger blocks always come from the heap
-  static constexpr int kSlots = 8;               // cached blocks per thread, any sizes
-
-  static void* Allocate(size_t bytes);
-  static void Deallocate(void* p, size_t bytes);
-  static int CachedOnThisThread();  // for tests
-};
-
-template <typename T>
-class RecyclingAllocator {
-  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
-
- public:
-  using value_type = T;
-  RecyclingAllocator() = default;
-  template <typename U>
-  RecyclingAllocator(const RecyclingAllocator<U>&) {}
-
-  T* allocate(size_t n) { return static_cast<T*>(BlockRecycler::Allocate(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) { BlockRecycler::Deallocate(p, n * sizeof(T)); }
-
-  template <typename U>
-  bool operator==(const RecyclingAllocator<U>&) const {
-    return true;
-  }
-  template <typename U>
-  bool operator!=(const RecyclingAllocator<U>&) const {
-    return false;
-  }
-};
-
-}  // namespace nereid
+#include "common/block_recycler.h"

@@ -1,11 +1,11 @@
 #include "frontends/http/http_responder.h"
 
-#include <functional>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "common/completion_batch.h"
+#include "common/unique_function.h"
 #include "frontends/http/http_recycler.h"
 #include "frontends/http/status_mapping.h"
 
@@ -14,11 +14,13 @@ namespace http_detail {
 namespace {
 
 // Replies completed on this thread inside a CompletionBatch (an executor finishing a batch),
-// per server, handed to the I/O threads in one post when the batch ends: one wake-up per batch
-// instead of one per reply, which on a shared core also meant two context switches per reply.
+// per server and I/O loop, handed to each loop in one post when the batch ends: one wake-up per
+// loop and batch instead of one per reply, which on a shared core also meant two context
+// switches per reply.
 struct PendingReplies {
   std::shared_ptr<Gate> gate;
-  std::vector<std::function<void()>> tasks;
+  net::io_context* loop;  // the sessions' (http_io_loops.h); valid while the gate is open
+  std::vector<UniqueFunction<void()>> tasks;
 };
 thread_local std::vector<PendingReplies> pending_replies;
 
@@ -28,21 +30,22 @@ void FlushReplies() {
   for (PendingReplies& p : all) {
     MutexLock lock(p.gate->mu);
     if (!p.gate->open) continue;
-    net::post(*p.gate->ioc, [tasks = std::move(p.tasks)]() {
+    net::post(*p.loop, [tasks = std::move(p.tasks)]() {
       for (const auto& task : tasks) task();
     });
   }
 }
 
-void QueueReply(const std::shared_ptr<Gate>& gate, std::function<void()> task) {
+void QueueReply(const std::shared_ptr<Gate>& gate, net::io_context* loop,
+                UniqueFunction<void()> task) {
   if (pending_replies.empty()) CompletionBatch::Defer(&FlushReplies);
   for (PendingReplies& p : pending_replies) {
-    if (p.gate == gate) return p.tasks.push_back(std::move(task));
+    if (p.gate == gate && p.loop == loop) return p.tasks.push_back(std::move(task));
   }
-  pending_replies.push_back({gate, {}});
+  pending_replies.push_back({gate, loop, {}});
   pending_replies.back().tasks.push_back(std::move(task));
 }
-// Posts responses to the session's strand; see HttpResponder for the contract.
+// Posts responses to the session's loop; see HttpResponder for the contract.
 class Responder : public HttpResponder {
  public:
   Responder(std::shared_ptr<Gate> gate, std::weak_ptr<Session> session, uint64_t seq)
@@ -63,7 +66,12 @@ class Responder : public HttpResponder {
     });
   }
 
-  void SendDeferred(std::function<HttpResponse()> make) override {
+  bool OnReplyThread() const override {
+    std::shared_ptr<Session> s = session_.lock();
+    return s != nullptr && s->InStrand();
+  }
+
+  void SendDeferred(HttpResponseMaker make) override {
     if (sent_.exchange(true)) return;
     Post([seq = seq_, make = std::move(make)](Session& s) {
       HttpResponse r;
@@ -81,9 +89,8 @@ class Responder : public HttpResponder {
  private:
   template <typename Fn>
   void Post(Fn&& fn) {
-    // Already on the session's strand (a reply sent from inside the handler, e.g. after inline
-    // execution): finish it here, with no trip through the scheduler, which could hand it to
-    // another I/O thread and wake that thread.
+    // Already on the session's loop thread (a reply sent from inside the handler, e.g. after
+    // inline execution): finish it here, with no trip through the loop's queue.
     if (std::shared_ptr<Session> s = session_.lock(); s != nullptr && s->InStrand()) {
       return fn(*s);
     }
@@ -92,12 +99,10 @@ class Responder : public HttpResponder {
     std::shared_ptr<Session> s = session_.lock();
     if (s == nullptr) return;
     if (CompletionBatch::Active()) {
-      // Runs on an I/O thread when the batch ends; enters the session's strand there (inline
-      // when no other thread holds it).
-      auto shared = std::make_shared<std::decay_t<Fn>>(std::forward<Fn>(fn));
-      QueueReply(gate_, [s = std::move(s), shared = std::move(shared)]() {
-        const Executor ex = s->executor();
-        net::dispatch(ex, [s, shared]() { RunGuarded(*s, [&] { (*shared)(*s); }); });
+      // Runs on the session's own loop thread when the batch ends.
+      net::io_context* loop = &s->executor().context();
+      QueueReply(gate_, loop, [s = std::move(s), fn = std::forward<Fn>(fn)]() mutable {
+        RunGuarded(*s, [&] { fn(*s); });
       });
       return;
     }

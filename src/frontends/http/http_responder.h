@@ -1,6 +1,6 @@
 // Internal to nereid_http_server: the HttpResponder given to handlers, which posts a reply to its
-// session's strand (or finishes it there when already on it). Replies completed inside a
-// CompletionBatch are handed to the I/O threads in one post per batch.
+// session's loop (or finishes it there when already on it). Replies completed inside a
+// CompletionBatch are handed to each I/O loop in one post per batch.
 #pragma once
 
 #include <cstdint>

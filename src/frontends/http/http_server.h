@@ -1,9 +1,10 @@
-// HttpServer: HTTP/1.1 over TCP on one event loop (Boost.Asio io_context) run by N threads; each
-// connection is served on its own strand. Keep-alive, pipelining (requests are read ahead and
-// answered in order), `Connection: close`, `Expect: 100-continue`, a body limit (also for
-// chunked bodies, capped at 65 536 chunks) and graceful shutdown. Handlers never run
-// concurrently for one connection and must not block: they answer later through their
-// HttpResponder from any thread.
+// HttpServer: HTTP/1.1 over TCP on N I/O threads, each running an event loop (Boost.Asio
+// io_context) of its own; every loop accepts, and each connection is served by one loop from
+// accept to close (http_io_loops.h: the least loaded loop not inside a handler). Keep-alive,
+// pipelining (requests are read ahead and answered in order), `Connection: close`, `Expect:
+// 100-continue`, a body limit (also for chunked bodies, capped at 65 536 chunks) and graceful
+// shutdown. Handlers never run concurrently for one connection and must not block: they answer
+// later through their HttpResponder from any thread.
 //
 // Defences (docs/security.md): the header and the chunked trailer section are each limited to
 // max_header_size (431); an idle connection is closed after idle_timeout; a request header must
@@ -19,7 +20,8 @@
 //   http->Stop(timeout);              // replies are written, connections closed
 // or, with your own handler: Create(options, handler) -> Start() -> Stop().
 //
-// Thread-safety: Create/Start/StopAccepting/Stop/destructor from one controlling thread;
+// Thread-safety: Create/CreateGuest/Start/StopAccepting/Stop/destructor (of a server and its
+// guests) from one controlling thread;
 // port() from any thread. Every method but the destructor is safe to call after Stop().
 #pragma once
 
@@ -40,7 +42,7 @@ class HttpRouter;
 struct HttpServerOptions {
   std::string address = "0.0.0.0";  // IPv4, IPv6 ("::1", "[::1]", Triton's "ipv6:[::1]") or a name
   int port = 8000;                  // 0 binds an ephemeral port: see port()
-  int thread_count = 8;             // threads running the event loop
+  int thread_count = 8;             // I/O threads, one event loop each
   std::string thread_name = "http-io";       // their name (common/thread_name.h)
   size_t max_input_size = 64 * 1024 * 1024;  // request body limit, also after decompression
   bool reuse_port = false;                   // SO_REUSEPORT
@@ -68,6 +70,14 @@ class HttpServer {
   static StatusOr<std::unique_ptr<HttpServer>> Create(const HttpServerOptions& options,
                                                       std::shared_ptr<const HttpRouter> router);
 
+  // A guest: `handler` served on a listening socket of its own (options.address and port, its
+  // own limits and timeouts) by this server's event loops and I/O threads, so it starts no thread
+  // (options.thread_count and thread_name are ignored). It accepts once both are started. Its
+  // Stop() drains its own connections only; when this server stops first, the guest stops with
+  // it (its later Stop() just closes what is left). Used for the metrics port.
+  StatusOr<std::unique_ptr<HttpServer>> CreateGuest(const HttpServerOptions& options,
+                                                    HttpHandler handler);
+
   ~HttpServer();  // Stop(0) if still running
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -75,7 +85,8 @@ class HttpServer {
   Status Start();
   int port() const;  // the bound port (useful with port 0)
 
-  // Closes the listening socket; connections already open keep being served.
+  // Stops listening at once (new clients are refused), even while an I/O thread is busy in a
+  // handler; connections already open keep being served.
   void StopAccepting();
 
   // Stops accepting, closes idle connections, lets requests in flight be answered and written,
@@ -86,8 +97,8 @@ class HttpServer {
   struct Impl;  // defined in http_server.cc (with http_session.h, the files that see Boost)
 
  private:
-  explicit HttpServer(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit HttpServer(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;  // a guest's is also held by its host until the host is destroyed
 };
 
 }  // namespace nereid

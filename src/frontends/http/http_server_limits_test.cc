@@ -18,33 +18,9 @@ namespace {
 using namespace testing_http;  // NOLINT: Client, Reply, Get, Post
 using std::chrono::milliseconds;
 
-void Ok(HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
-  HttpResponse resp = HttpResponse::Empty(200);
-  resp.body.Append(*r.body);
-  responder->Send(std::move(resp));
-}
+const auto Ok = EchoBody;
 
-class HttpServerLimitsTest : public ::testing::Test {
- protected:
-  void StartServer(HttpServerOptions options, HttpHandler handler = Ok) {
-    auto started = StartLoopbackServer(std::move(handler), std::move(options));
-    ASSERT_TRUE(started.ok()) << started.status().message();
-    server_ = std::move(started).value();
-    ASSERT_GT(server_->port(), 0);
-  }
-
-  // The server still answers a fresh connection.
-  void ExpectServing() {
-    Client c(server_->port());
-    ASSERT_TRUE(c.connected());
-    c.Send(Post("/alive", "ok"));
-    Reply r = c.Read();
-    EXPECT_EQ(r.status, 200);
-    EXPECT_EQ(r.body, "ok");
-  }
-
-  std::unique_ptr<HttpServer> server_;
-};
+class HttpServerLimitsTest : public LoopbackServerTest {};
 
 // The chunked request of issue 22: its trailer value made Beast throw std::length_error out of
 // io_context::run() and std::terminate ended the process.

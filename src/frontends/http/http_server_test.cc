@@ -38,8 +38,8 @@ class HttpServerTest : public ::testing::Test {
   // Echoes method, path and body; answers after `delay_ms` from another thread when set by
   // the "delay" header.
   static void Echo(HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
-    std::string text =
-        std::string(HttpMethodName(r.method)) + " " + std::string(r.Path()) + " " + *r.body;
+    std::string text = std::string(HttpMethodName(r.method)) + " " + std::string(r.Path()) + " " +
+                       std::string(r.body.view());
     const std::string* delay = r.headers.Find("x-delay-ms");
     if (delay == nullptr) {
       HttpResponse resp = HttpResponse::Empty(200);
@@ -384,7 +384,7 @@ TEST_F(HttpServerTest, RepliesInsideACompletionBatchAreSentWhenItCloses) {
   std::condition_variable all_held;
   StartServer([&](HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
     std::lock_guard<std::mutex> lock(mu);
-    held.emplace_back(*r.body, std::move(responder));
+    held.emplace_back(r.body.view(), std::move(responder));
     all_held.notify_all();
   });
   std::vector<std::unique_ptr<Client>> clients;

@@ -1,11 +1,15 @@
 // Session: one connection's read, parse, dispatch, write, streaming, linger and deadlines.
 #include "frontends/http/http_session.h"
 
+#include <sys/socket.h>
+
 #include <cstring>
 
+#include "common/inline_caller.h"
 #include "common/logging.h"
 #include "frontends/http/http_recycler.h"
 #include "frontends/http/http_responder.h"
+#include "frontends/http/http_session_buffers.h"
 #include "frontends/http/http_wire.h"
 #include "frontends/http/status_mapping.h"
 
@@ -99,6 +103,8 @@ void Session::DoRead() {
   header_done_ = false;
   framing_checked_ = false;
   framing_conflict_ = false;
+  direct_body_.reset();
+  direct_size_ = direct_received_ = 0;
   parser_.reset();  // the last request's fields are gone (Dispatch destroyed its message)
   header_arena_.Reset();
   parser_.emplace(std::piecewise_construct, std::make_tuple(),
@@ -127,26 +133,20 @@ void Session::ReadSome() {
                                       : "request header exceeds the maximum allowed size of " +
                                             std::to_string(buffer_.max_size()) + " bytes");
   }
-  stream_.async_read_some(buffer_.prepare(beast::read_size(buffer_, 64 * 1024)),
+  stream_.async_read_some(buffer_.prepare(ReadSize()),
                           [self = shared_from_this()](beast::error_code ec, size_t bytes) {
                             RunGuarded(*self, [&] { self->OnRead(ec, bytes); });
                           });
 }
+
+size_t Session::ReadSize() { return beast::read_size(buffer_, 64 * 1024); }
 
 void Session::OnRead(beast::error_code ec, size_t bytes) {
   if (closed()) {
     reading_ = false;
     return;
   }
-  if (timed_out_) {
-    const bool header = !header_done_;
-    return FailRead(408, header ? "request header not received within " +
-                                      std::to_string(core_->options.header_timeout.count()) +
-                                      " ms (--http-header-timeout-secs)"
-                                : "request body stalled for " +
-                                      std::to_string(core_->options.read_timeout.count()) +
-                                      " ms (--http-read-timeout-secs)");
-  }
+  if (timed_out_) return FailRead(408, ReadTimeoutText());
   if (ec == net::error::eof) {
     if (parser_->got_some()) {
       parser_->put_eof(ec);  // a request cannot end at EOF: partial_message
@@ -165,7 +165,21 @@ void Session::OnRead(beast::error_code ec, size_t bytes) {
   Parse();
 }
 
+std::string Session::ReadTimeoutText() const {
+  if (!header_done_) {
+    return "request header not received within " +
+           std::to_string(core_->options.header_timeout.count()) +
+           " ms (--http-header-timeout-secs)";
+  }
+  return "request body stalled for " + std::to_string(core_->options.read_timeout.count()) +
+         " ms (--http-read-timeout-secs)";
+}
+
 void Session::Parse() {
+  // Resumed after "100 Continue" was written: the header is done, the body not begun.
+  if (header_done_) {
+    if (const size_t size = DirectBodySize(); size > 0) return StartDirectBody(size);
+  }
   while (!parser_->is_done() && buffer_.size() > 0) {
     const size_t visible = header_done_ ? buffer_.size() : PrepareHeader();
     if (visible == 0) break;  // the parser waits until the header holds its framing fields
@@ -184,12 +198,63 @@ void Session::Parse() {
       header_done_ = true;
       if (!parser_->is_done()) SetPhase(Phase::kBody);
       if (!OnHeaderDone()) return;  // paused until "100 Continue" is written
+      if (const size_t size = DirectBodySize(); size > 0) return StartDirectBody(size);
     } else if (used == 0) {
       break;
     }
   }
   if (parser_->is_done()) return OnMessage();
   ReadSome();
+}
+
+size_t Session::DirectBodySize() const {
+  if (direct_body_ != nullptr || parser_->is_done() || parser_->chunked()) return 0;
+  const boost::optional<uint64_t> length = parser_->content_length();
+  if (!length || *length < kDirectBodyBytes) return 0;
+  return static_cast<size_t>(*length);  // at most max_input_size: Beast checked body_limit
+}
+
+void Session::StartDirectBody(size_t size) {
+  // Not zero-filled: every byte is received into before the body is used.
+  if (size >= kPooledBodyBytes) {
+    direct_body_ = LargeBufferPool::ForBodies().Acquire(size);
+  } else {
+    direct_body_ = std::shared_ptr<char>(new char[size], std::default_delete<char[]>());
+  }
+  direct_size_ = size;
+  direct_received_ = std::min(buffer_.size(), size);
+  std::memcpy(direct_body_.get(), buffer_.data().data(), direct_received_);
+  buffer_.consume(direct_received_);
+  ReadDirect();
+}
+
+void Session::ReadDirect() {
+  const size_t remaining = direct_size_ - direct_received_;
+  // Wake up for a receive only once kRcvLowat bytes (or the rest) are queued: fewer wake-ups.
+  const int lowat = static_cast<int>(std::min<size_t>(remaining == 0 ? 1 : remaining, kRcvLowat));
+  if (lowat != rcvlowat_) {
+    rcvlowat_ = lowat;
+    setsockopt(stream_.socket().native_handle(), SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
+  }
+  if (remaining == 0) return OnMessage();
+  stream_.async_read_some(
+      net::buffer(direct_body_.get() + direct_received_, direct_size_ - direct_received_),
+      [self = shared_from_this()](beast::error_code ec, size_t bytes) {
+        RunGuarded(*self, [&] { self->OnDirectRead(ec, bytes); });
+      });
+}
+
+void Session::OnDirectRead(beast::error_code ec, size_t bytes) {
+  if (closed()) {
+    reading_ = false;
+    return;
+  }
+  if (timed_out_) return FailRead(408, ReadTimeoutText());
+  if (ec == net::error::eof) ec = bhttp::error::partial_message;  // the body ended early
+  if (ec) return OnReadError(ec);
+  direct_received_ += bytes;
+  SetPhase(Phase::kBody);  // progress: the read timeout counts from the last receive
+  ReadDirect();
 }
 
 // RFC 9112 §6.3, around Beast (which refuses a request carrying both fields, and parses header
@@ -239,10 +304,23 @@ bool Session::OnHeaderDone() {
 }
 
 void Session::OnMessage() {
-  reading_ = false;
-  SetPhase(Phase::kNone);
-  Dispatch();
-  DoRead();  // read ahead: pipelined requests are handled while earlier ones run
+  // A pipelined request parsed by the DoRead below comes back here: it is dispatched by this
+  // loop, not by a nested call (replies written inline let a connection's whole buffer of
+  // pipelined requests be handled in one go).
+  if (in_message_) {
+    message_ready_ = true;
+    return;
+  }
+  in_message_ = true;
+  do {
+    message_ready_ = false;
+    reading_ = false;
+    SetPhase(Phase::kNone);
+    Dispatch();
+    DoRead();  // read ahead: pipelined requests are handled while earlier ones run
+  } while (message_ready_ && !closed());
+  in_message_ = false;
+  MaybeClose();  // the replies may all be written already (DoWrite inside the handler)
 }
 
 void Session::OnReadError(beast::error_code ec) {
@@ -305,8 +383,14 @@ void Session::Dispatch() {
   request.target.assign(Sv(msg.target()));
   request.headers.Clear();
   for (const auto& field : msg) request.headers.AddCopy(Sv(field.name_string()), Sv(field.value()));
-  request.body =
-      std::allocate_shared<std::string>(RecyclingAllocator<std::string>(), std::move(msg.body()));
+  if (direct_body_ != nullptr) {
+    const std::string_view bytes(direct_body_.get(), direct_size_);
+    request.body = HttpRequestBody(std::move(direct_body_), bytes);
+  } else {
+    request.body =
+        HttpRequestBody(std::shared_ptr<const std::string>(std::allocate_shared<std::string>(
+            RecyclingAllocator<std::string>(), std::move(msg.body()))));
+  }
   request.recv_start_ns = 0;
   if (recv_start_ != Clock::time_point{}) {
     request.recv_start_ns = static_cast<uint64_t>(
@@ -315,6 +399,14 @@ void Session::Dispatch() {
     recv_start_ = Clock::time_point{};  // the next request's first read sets it again
   }
   auto responder = NewResponder(core_->gate, weak_from_this(), seq);
+  // A request run inline on this thread: this connection is not read until the handler returns,
+  // so is_cancelled() peeks its socket instead (cancel_token.h).
+  request.cancel_token->AttachPeer(stream_.socket().native_handle());
+  // While the handler runs (it may run a model inline) new connections go to other loops, and a
+  // drain of other callers' jobs asks whether this loop's other connections wait (ADR 0003).
+  seat_.SetBusy(true);
+  const ScopedInlineCaller inline_caller(seat_.watch());
+  dispatching_ = true;
   try {
     core_->handler(request, responder);
   } catch (const std::exception& e) {
@@ -322,7 +414,10 @@ void Session::Dispatch() {
   } catch (...) {
     responder->Send(ErrorResponse(500, "the request handler failed"));
   }
+  dispatching_ = false;
+  seat_.SetBusy(false);
   request.body.reset();  // what the handler kept stays; nothing else holds this request's data
+  request.cancel_token->DetachPeer();
   request.cancel_token.reset();
 }
 
@@ -338,49 +433,80 @@ void Session::QueueError(int code, std::string_view message) {
   DoWrite();
 }
 
-void Session::DoWrite() {
-  if (writing_ || closed() || pending_.empty() || !pending_.front().response) return;
-  writing_ = true;
-  Pending& p = pending_.front();
-  HttpResponse& r = *p.response;
-  const bool last = pending_.size() == 1 && (read_closed() || draining_) && !reading_;
-  // An HTTP/1.0 client knows no chunked body: a streamed one ends with the connection.
-  const bool close_after =
-      r.close_connection || !p.keep_alive || last || (r.stream != nullptr && p.version < 11);
-  WriteResponseHead(r, close_after, p.version, &write_header_);
-  if (r.stream != nullptr) {
-    if (!p.head) return StartStream(r, close_after);
-    r.stream->Abandon();
+void Session::DoWrite(bool wrote) {
+  while (!writing_ && !closed() && !pending_.empty() && pending_.front().response) {
+    Pending& p = pending_.front();
+    HttpResponse& r = *p.response;
+    const bool last = pending_.size() == 1 && (read_closed() || draining_) && !reading_;
+    // An HTTP/1.0 client knows no chunked body: a streamed one ends with the connection.
+    const bool close_after =
+        r.close_connection || !p.keep_alive || last || (r.stream != nullptr && p.version < 11);
+    WriteResponseHead(r, close_after, p.version, &write_header_);
+    if (r.stream != nullptr) {
+      if (!p.head) {
+        writing_ = true;
+        StartStream(r, close_after);
+        break;
+      }
+      r.stream->Abandon();
+    }
+    const std::string& h = write_header_;
+    write_buffers_.clear();
+    write_buffers_.emplace_back(h.data(), h.size());
+    if (!p.head) {
+      r.body.ForEachBuffer(
+          [this](std::string_view v) { write_buffers_.emplace_back(v.data(), v.size()); });
+    }
+    const BufferSpan span{write_buffers_.data(), write_buffers_.size()};
+    // One send now: a reply usually fits the socket's send buffer, and then its completion takes
+    // no trip through the loop (which polled epoll once more before running it).
+    beast::error_code ec;
+    const size_t sent = stream_.socket().write_some(span, ec);
+    if (ec == net::error::would_block) ec = {};
+    if (!ec && sent < net::buffer_size(span)) {
+      writing_ = true;
+      beast::buffers_suffix<BufferSpan> rest(span);
+      rest.consume(sent);
+      net::async_write(stream_.socket(), rest,
+                       [self = shared_from_this(), close_after](beast::error_code ec, size_t) {
+                         RunGuarded(*self, [&] { self->OnWrite(ec, close_after); });
+                       });
+      break;
+    }
+    if (!WriteDone(ec, close_after)) return;
+    wrote = true;
   }
-  const std::string& h = write_header_;
-  write_buffers_.clear();
-  write_buffers_.emplace_back(h.data(), h.size());
-  if (!p.head) {
-    r.body.ForEachBuffer(
-        [this](std::string_view v) { write_buffers_.emplace_back(v.data(), v.size()); });
-  }
-  net::async_write(stream_, BufferSpan{write_buffers_.data(), write_buffers_.size()},
-                   [self = shared_from_this(), close_after](beast::error_code ec, size_t) {
-                     RunGuarded(*self, [&] { self->OnWrite(ec, close_after); });
-                   });
+  if (wrote) AfterWrites();
 }
 
-void Session::OnWrite(beast::error_code ec, bool close_after) {
-  writing_ = false;
+bool Session::WriteDone(beast::error_code ec, bool close_after) {
   pending_.pop_front();
   ++write_seq_;
-  if (ec || closed()) return Close();
+  if (ec || closed()) {
+    Close();
+    return false;
+  }
   if (close_after) {
     EndReading();
-    return Linger();
+    Linger();
+    return false;
   }
-  DoWrite();
+  return true;
+}
+
+void Session::AfterWrites() {
+  if (dispatching_) return;
   DoRead();
   if (reading_ && pending_.empty() && !writing_ && phase_ == Phase::kNone && buffer_.size() == 0 &&
       !parser_->got_some()) {
     SetPhase(Phase::kIdle);
   }
   MaybeClose();
+}
+
+void Session::OnWrite(beast::error_code ec, bool close_after) {
+  writing_ = false;
+  if (WriteDone(ec, close_after)) DoWrite(/*wrote=*/true);
 }
 
 void Session::StartStream(HttpResponse& response, bool close_after) {
@@ -445,11 +571,14 @@ void Session::Linger() {
   if (draining_ || reading_) return Close();
   Move(SessionState::kLingering);
   stream_.expires_after(kLingerTime);  // one deadline for the whole linger, however chatty
+  if (linger_buffer_ == nullptr) {
+    linger_buffer_ = std::make_unique<std::array<char, kLingerBufferBytes>>();
+  }
   LingerRead();
 }
 
 void Session::LingerRead() {
-  stream_.async_read_some(net::buffer(linger_buffer_),
+  stream_.async_read_some(net::buffer(*linger_buffer_),
                           [self = shared_from_this()](beast::error_code ec, size_t) {
                             RunGuarded(*self, [&] {
                               if (ec || self->draining_) return self->Close();
@@ -460,6 +589,9 @@ void Session::LingerRead() {
 
 void Session::MaybeClose() {
   if (closed()) return;
+  // A lingering connection closes when its linger ends (LingerRead); a drain ends it now. (A
+  // reply written inline, inside FailRead or OnMessage, may have started the linger already.)
+  if (state_.state() == SessionState::kLingering && !draining_) return;
   if ((read_closed() || draining_) && !reading_ && !writing_ && pending_.empty()) Close();
 }
 

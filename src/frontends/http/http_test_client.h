@@ -3,6 +3,7 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cctype>
 #include <cerrno>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -145,5 +147,35 @@ inline StatusOr<std::unique_ptr<HttpServer>> StartLoopbackServer(HttpHandler han
   NEREID_RETURN_IF_ERROR(server->Start());
   return server;
 }
+
+// Answers with the request body as received.
+inline void EchoBody(HttpRequest& r, std::shared_ptr<HttpResponder> responder) {
+  HttpResponse resp = HttpResponse::Empty(200);
+  resp.body.Append(std::string(r.body.view()));
+  responder->Send(std::move(resp));
+}
+
+// A fixture serving one handler on loopback (StartLoopbackServer).
+class LoopbackServerTest : public ::testing::Test {
+ protected:
+  void StartServer(HttpServerOptions options, HttpHandler handler = EchoBody) {
+    auto started = StartLoopbackServer(std::move(handler), std::move(options));
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    server_ = std::move(started).value();
+    ASSERT_GT(server_->port(), 0);
+  }
+
+  // The server still answers a fresh connection.
+  void ExpectServing() {
+    Client c(server_->port());
+    ASSERT_TRUE(c.connected());
+    c.Send(Post("/alive", "ok"));
+    Reply r = c.Read();
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "ok");
+  }
+
+  std::unique_ptr<HttpServer> server_;
+};
 
 }  // namespace nereid::testing_http

@@ -120,6 +120,7 @@ void HttpBody::Clear() {
   more_.clear();
   segment_count_ = 0;
   owners_.clear();
+  first_owner_.reset();
   size_ = 0;
 }
 

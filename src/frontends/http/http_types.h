@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/thread_annotations.h"
+#include "common/unique_function.h"
 #include "core/request/cancel_token.h"
 
 namespace nereid {
@@ -43,6 +44,8 @@ class HttpHeaders {
   void AddCopy(std::string_view name, std::string_view value);
   // Removes every field; keeps their storage for AddCopy.
   void Clear() { size_ = 0; }
+  // Room for `n` fields: a reply that adds several allocates their list once.
+  void Reserve(size_t n) { entries_.reserve(n); }
   // The value of the first field called `name`, or nullptr.
   const std::string* Find(std::string_view name) const;
   // How many fields are called `name`.
@@ -61,12 +64,43 @@ class HttpHeaders {
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// A request body: its bytes in one buffer plus the owner that keeps them alive, shared so that
+// inference inputs can view into it without a copy. A small body is the parser's string; a large
+// one with a Content-Length is read from the socket straight into a buffer of its final size,
+// never zero-filled (http_session.cc). Copying shares the bytes.
+class HttpRequestBody {
+ public:
+  HttpRequestBody() = default;
+  // Implicit: a shared string is a body (tests and decompressed bodies).
+  HttpRequestBody(std::shared_ptr<const std::string> text)  // NOLINT(google-explicit-constructor)
+      : view_(text == nullptr ? std::string_view() : std::string_view(*text)),
+        owner_(std::move(text)) {}
+  // `bytes` must stay valid while `owner` lives.
+  HttpRequestBody(std::shared_ptr<const void> owner, std::string_view bytes)
+      : view_(bytes), owner_(std::move(owner)) {}
+
+  std::string_view view() const { return view_; }
+  const char* data() const { return view_.data(); }
+  size_t size() const { return view_.size(); }
+  bool empty() const { return view_.empty(); }
+  // Keeps the bytes alive (for InferenceRequest::KeepAlive); null for an empty body.
+  const std::shared_ptr<const void>& owner() const { return owner_; }
+  void reset() {
+    view_ = {};
+    owner_.reset();
+  }
+
+ private:
+  std::string_view view_;
+  std::shared_ptr<const void> owner_;
+};
+
 struct HttpRequest {
   HttpMethod method = HttpMethod::kGet;
   std::string target;  // request-target as received: path plus optional "?query"
   HttpHeaders headers;
-  // The whole (de-chunked) body; never null. Shared so inference inputs can view into it.
-  std::shared_ptr<std::string> body = std::make_shared<std::string>();
+  // The whole (de-chunked) body; empty when there is none.
+  HttpRequestBody body;
   // Set by the transport: cancelled when the client disconnects before this request's reply is
   // written (a handler gives it to the inference request). Null when nobody can tell.
   std::shared_ptr<CancelToken> cancel_token;
@@ -85,7 +119,13 @@ class HttpBody {
  public:
   void Append(std::string chunk);
   void AppendView(std::string_view view);
-  void KeepAlive(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
+  void KeepAlive(std::shared_ptr<const void> owner) {
+    if (first_owner_ == nullptr) {
+      first_owner_ = std::move(owner);  // most bodies keep one owner: no vector for it
+    } else {
+      owners_.push_back(std::move(owner));
+    }
+  }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -118,6 +158,7 @@ class HttpBody {
   Segment first_;
   std::vector<Segment> more_;
   size_t segment_count_ = 0;
+  std::shared_ptr<const void> first_owner_;
   std::vector<std::shared_ptr<const void>> owners_;
   size_t size_ = 0;
 };
@@ -167,6 +208,10 @@ struct HttpResponse {
   static HttpResponse Json(int status, std::string json);
 };
 
+// Builds a response on the connection's I/O thread (HttpResponder::SendDeferred). Move-only, with
+// room inline for an inference result plus a request id and flags (infer_handler.cc).
+using HttpResponseMaker = UniqueFunction<HttpResponse(), 96>;
+
 // Answers one request. Exactly one of Send / SendDeferred must be called, once, from any thread;
 // neither blocks. When the connection is already gone the response is dropped. A responder
 // destroyed without answering sends 500 so a forgotten request cannot hang its connection.
@@ -176,7 +221,11 @@ class HttpResponder {
   virtual void Send(HttpResponse&& response) = 0;
   // Runs `make` on the connection's I/O thread and writes what it returns: for responses whose
   // serialization should not run on the caller's thread (e.g. an inference executor).
-  virtual void SendDeferred(std::function<HttpResponse()> make) = 0;
+  virtual void SendDeferred(HttpResponseMaker make) = 0;
+  // True when called on the connection's own I/O thread (its strand), where SendDeferred would
+  // run `make` at once: a caller may then build the response itself and Send it, sparing the
+  // deferred closure. False elsewhere, and for responders that cannot tell.
+  virtual bool OnReplyThread() const { return false; }
 };
 
 // Called on an I/O thread for each complete request. Must not block: slow work is started

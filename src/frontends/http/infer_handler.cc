@@ -14,14 +14,13 @@ namespace nereid {
 namespace {
 
 // The request body after Content-Encoding, under the same size limit as a plain body.
-StatusOr<std::shared_ptr<const std::string>> DecodedBody(const HttpRequest& request,
-                                                         size_t max_input_size) {
+StatusOr<HttpRequestBody> DecodedBody(const HttpRequest& request, size_t max_input_size) {
   NEREID_ASSIGN_OR_RETURN(ContentCoding coding,
                           ParseContentEncoding(request.headers.Find("Content-Encoding")));
-  if (coding == ContentCoding::kIdentity) return std::shared_ptr<const std::string>(request.body);
+  if (coding == ContentCoding::kIdentity) return request.body;
   NEREID_ASSIGN_OR_RETURN(std::shared_ptr<std::string> inflated,
-                          Decompress(coding, *request.body, max_input_size));
-  return std::shared_ptr<const std::string>(std::move(inflated));
+                          Decompress(coding, request.body.view(), max_input_size));
+  return HttpRequestBody(std::shared_ptr<const std::string>(std::move(inflated)));
 }
 
 RawInputSpec RawSpecFromConfig(const std::string& model, const inference::ModelConfig& config) {
@@ -42,9 +41,8 @@ RawInputSpec RawSpecFromConfig(const std::string& model, const inference::ModelC
 // Decodes against `model`, the version the request will run on (one lookup per request).
 StatusOr<DecodedInferRequest> Decode(const ServedModel& model, const HttpRequest& request,
                                      const RouteParams& p, size_t max_input_size) {
-  NEREID_ASSIGN_OR_RETURN(std::shared_ptr<const std::string> body,
-                          DecodedBody(request, max_input_size));
-  size_t header_length = body->size();
+  NEREID_ASSIGN_OR_RETURN(HttpRequestBody body, DecodedBody(request, max_input_size));
+  size_t header_length = body.size();
   // Two lengths could be read differently by a proxy in front and by this server: refuse them.
   if (request.headers.Count(kInferHeaderContentLengthHeader) > 1) {
     return InvalidArgument("the " + std::string(kInferHeaderContentLengthHeader) +
@@ -52,7 +50,7 @@ StatusOr<DecodedInferRequest> Decode(const ServedModel& model, const HttpRequest
   }
   const std::string* header = request.headers.Find(kInferHeaderContentLengthHeader);
   if (header != nullptr) {
-    NEREID_ASSIGN_OR_RETURN(header_length, ParseInferenceHeaderLength(*header, body->size()));
+    NEREID_ASSIGN_OR_RETURN(header_length, ParseInferenceHeaderLength(*header, body.size()));
   }
   const inference::ModelConfig& config = model.config();
   if (config.model_transaction_policy().decoupled()) {
@@ -93,6 +91,60 @@ void TraceReceive(InferenceServer& server, const HttpRequest& http, uint64_t rec
   request->trace->Capture("HTTP_RECV_END", recv_end_ns);
 }
 
+// The HTTP reply to one inference result (on the connection's I/O thread).
+HttpResponse BuildReply(StatusOr<std::unique_ptr<InferenceResponse>>&& result,
+                        ContentCoding reply_coding, bool binary_default, const std::string& id) {
+  if (!result.ok()) return InferFailed(id, result.status());
+  std::unique_ptr<InferenceResponse> response = std::move(*result);
+  std::shared_ptr<trace::Trace> trace =
+      response->request != nullptr ? response->request->trace : nullptr;
+  if (trace != nullptr) trace->Capture("HTTP_SEND_START", NowNs());
+  StatusOr<HttpResponse> http = EncodeInferResponse(std::move(response), binary_default);
+  if (!http.ok()) return InferFailed(id, http.status());
+  CompressResponse(reply_coding, &*http);
+  if (trace != nullptr) http->body.KeepAlive(SendEndMarker(std::move(trace)));
+  return std::move(*http);
+}
+
+// BuildReply for the inline path, with SendDeferred's answers to an exception: nothing may throw
+// through the scheduler that called us.
+HttpResponse BuildReplyGuarded(StatusOr<std::unique_ptr<InferenceResponse>>&& result,
+                               ContentCoding reply_coding, bool binary_default,
+                               const std::string& id) {
+  try {
+    return BuildReply(std::move(result), reply_coding, binary_default, id);
+  } catch (const std::exception& e) {
+    return ErrorResponse(500, e.what());
+  } catch (...) {
+    return ErrorResponse(500, "building the reply failed");
+  }
+}
+
+// The HTTP part of a request's completion: it rides inline in the core's completion object
+// (request_completion.h), so answering costs no closure of its own.
+struct InferReply {
+  std::shared_ptr<HttpResponder> responder;
+  std::string id;
+  ContentCoding coding;
+  bool binary_default;
+
+  void operator()(StatusOr<std::unique_ptr<InferenceResponse>> result) {
+    // Ran inline on the connection's own I/O thread: the deferred builder would run right here,
+    // so build and send at once, without wrapping the result for a hand-off.
+    if (responder->OnReplyThread()) {
+      return responder->Send(BuildReplyGuarded(std::move(result), coding, binary_default, id));
+    }
+    // Runs on an executor thread (or here, for early errors): hand the result to the connection's
+    // I/O thread and serialize it there (the maker holds it inline: no allocation of its own).
+    responder->SendDeferred([result = std::move(result), coding = coding,
+                             binary_default = binary_default,
+                             id = std::move(id)]() mutable -> HttpResponse {
+      return BuildReply(std::move(result), coding, binary_default, id);
+    });
+  }
+};
+static_assert(sizeof(InferReply) <= InferCallback::kInlineBytes);
+
 }  // namespace
 
 void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, HttpRequest& request,
@@ -126,28 +178,9 @@ void HandleInfer(InferenceServer* server, const HttpHandlerOptions& options, Htt
     slots->fetch_add(1, std::memory_order_acq_rel);
     slots = nullptr;
   }
-  server->InferAsync(
-      std::move(*model), std::move(decoded->request),
-      [responder, reply_coding, binary_default,
-       id = std::move(id)](StatusOr<std::unique_ptr<InferenceResponse>> result) {
-        // Runs on an executor thread (or here, for early errors): hand the result to the
-        // connection's I/O thread and serialize it there.
-        auto shared =
-            std::make_shared<StatusOr<std::unique_ptr<InferenceResponse>>>(std::move(result));
-        responder->SendDeferred([shared, reply_coding, binary_default, id]() -> HttpResponse {
-          if (!shared->ok()) return InferFailed(id, shared->status());
-          std::shared_ptr<const InferenceResponse> response = std::move(**shared);
-          std::shared_ptr<trace::Trace> trace =
-              response->request != nullptr ? response->request->trace : nullptr;
-          if (trace != nullptr) trace->Capture("HTTP_SEND_START", NowNs());
-          StatusOr<HttpResponse> http = EncodeInferResponse(std::move(response), binary_default);
-          if (!http.ok()) return InferFailed(id, http.status());
-          CompressResponse(reply_coding, &*http);
-          if (trace != nullptr) http->body.KeepAlive(SendEndMarker(std::move(trace)));
-          return std::move(*http);
-        });
-      },
-      infer_options);
+  server->InferAsync(std::move(*model), std::move(decoded->request),
+                     InferReply{std::move(responder), std::move(id), reply_coding, binary_default},
+                     infer_options);
   if (slots != nullptr) slots->fetch_add(1, std::memory_order_acq_rel);
 }
 

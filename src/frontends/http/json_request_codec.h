@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/request/inference_request.h"
+#include "frontends/http/http_types.h"
 #include "nereid/status.h"
 
 namespace nereid {
@@ -22,12 +23,11 @@ struct DecodedInferRequest {
 };
 
 // Decodes `body`, whose first `header_length` bytes are the JSON header and the rest the binary
-// tensor data (header_length == body->size() when there is no Inference-Header-Content-Length).
+// tensor data (header_length == body.size() when there is no Inference-Header-Content-Length).
 // Sets model_name / model_version on the request. Malformed input -> InvalidArgument.
-// Precondition: body != nullptr, 0 < header_length <= body->size() (0 is a raw request: see
+// Precondition: 0 < header_length <= body.size() (0 is a raw request: see
 // DecodeRawInferRequest in binary_data_codec.h).
-StatusOr<DecodedInferRequest> DecodeInferRequest(std::shared_ptr<const std::string> body,
-                                                 size_t header_length,
+StatusOr<DecodedInferRequest> DecodeInferRequest(HttpRequestBody body, size_t header_length,
                                                  const std::string& model_name,
                                                  int64_t model_version);
 

@@ -301,6 +301,7 @@ bool RequestHandler::OnInput(const Event& e) {
     state_ = State::kInputName;
   } else if (e.s == "shape") {
     input_.input.shape.clear();
+    input_.input.shape.reserve(4);  // one allocation for the usual shapes instead of 2-3
     state_ = State::kShapeStart;
   } else if (e.s == "datatype") {
     state_ = State::kDatatype;
@@ -423,12 +424,25 @@ bool RequestHandler::FinishRoot() {
 
 }  // namespace
 
+// The in-place parse's scratch, kept per thread so that a steady stream of requests allocates
+// neither the header copy nor the reader (its allocator and its state stack). In place, strings
+// and numbers are never pushed onto the stack, so it holds only the iterative parser's state per
+// nesting level (bounded by kMaxJsonNestingDepth); the copy is given back when a request was
+// larger than kKeptTextBytes.
+namespace {
+struct InsituScratch {
+  static constexpr size_t kKeptTextBytes = 64 * 1024;
+  rapidjson::CrtAllocator allocator;
+  rapidjson::Reader reader{&allocator};
+  std::string text;
+};
+}  // namespace
+
 StatusOr<ParsedInferHeader> ParseInferRequestJson(std::string_view json) {
   ParsedInferHeader out;
   out.request = std::make_unique<InferenceRequest>();
   RequestHandler handler(&out, json.size());
   JsonEventAdapter<RequestHandler> adapter(&handler);
-  rapidjson::Reader reader;
   // Iterative parsing: no recursion, so nesting cannot exhaust the stack even before the
   // handler's depth limit trips. Numbers arrive as text and are converted by the adapter with
   // std::from_chars (exact, like full precision): rapidjson 1.1.0's own full-precision conversion
@@ -442,11 +456,16 @@ StatusOr<ParsedInferHeader> ParseInferRequestJson(std::string_view json) {
     // In place, on a private copy of the header (a memcpy, cheap next to parsing): numbers are
     // handed over as text where they stand and strings unescaped where they stand, where the
     // copying parser would push every character onto its stack first. The copy's terminating
-    // NUL ends the input, so this path is only for text without one.
-    std::string text(json);
-    rapidjson::InsituStringStream stream(text.data());
-    result = reader.Parse<kFlags | rapidjson::kParseInsituFlag>(stream, adapter);
+    // NUL ends the input, so this path is only for text without one. Nothing the handler keeps
+    // points into the copy (names and values are copied out), so it is reused.
+    thread_local InsituScratch scratch;
+    scratch.text.assign(json);
+    rapidjson::InsituStringStream stream(scratch.text.data());
+    result = scratch.reader.Parse<kFlags | rapidjson::kParseInsituFlag>(stream, adapter);
+    if (scratch.text.capacity() > InsituScratch::kKeptTextBytes) std::string().swap(scratch.text);
   } else {  // never valid JSON, but the error must name what the client sent
+    rapidjson::CrtAllocator allocator;
+    rapidjson::Reader reader(&allocator);
     rapidjson::MemoryStream stream(json.data(), json.size());
     result = reader.Parse<kFlags>(stream, adapter);
   }

@@ -4,6 +4,7 @@
 
 #include "core/tensor/shape.h"
 #include "frontends/http/binary_data_codec.h"
+#include "frontends/http/json_reply_buffer.h"
 #include "frontends/http/json_tensor_data.h"
 #include "frontends/http/json_writer.h"
 
@@ -75,13 +76,19 @@ bool IsBinaryOutput(const InferenceResponse& response, const InferOutput& output
   return binary_output_default;
 }
 
-StatusOr<HttpResponse> EncodeInferResponse(std::shared_ptr<const InferenceResponse> response,
-                                           bool binary_output_default) {
-  const InferenceResponse& r = *response;
-  std::string json;
+namespace {
+
+// The response for `r` without the owner of its JSON, which is left in *buffer: the caller keeps
+// it alive with the body (HttpBody::KeepAlive), and with it `r` when *views_binary says the body
+// views r's output bytes.
+StatusOr<HttpResponse> Encode(const InferenceResponse& r, bool binary_output_default,
+                              std::shared_ptr<JsonReplyBuffer>* buffer, bool* views_binary) {
+  *views_binary = false;
+  *buffer = NewJsonReplyBuffer();
+  std::string& json = (*buffer)->text;
   json.reserve(EstimateJsonSize(r, binary_output_default));
   StringOutputStream stream(&json);
-  JsonWriter w(stream);
+  JsonWriter& w = ThreadJsonWriter(stream);
   w.StartObject();
   if (!r.id.empty()) {
     WriteJsonKey(w, "id");
@@ -97,11 +104,16 @@ StatusOr<HttpResponse> EncodeInferResponse(std::shared_ptr<const InferenceRespon
   }
   WriteJsonKey(w, "outputs");
   w.StartArray();
-  std::vector<const InferOutput*> binary_outputs;
+  // Which outputs travel as binary data is asked again below rather than remembered: a list of
+  // them was an allocation per reply.
+  auto travels_binary = [&](const InferOutput& out) {
+    return !out.in_shared_memory && IsBinaryOutput(r, out, binary_output_default);
+  };
+  bool any_binary = false;
   for (const InferOutput& out : r.outputs) {
-    const bool binary = !out.in_shared_memory && IsBinaryOutput(r, out, binary_output_default);
+    const bool binary = travels_binary(out);
     NEREID_RETURN_IF_ERROR(WriteOutput(out, binary, w));
-    if (binary && !out.data.empty()) binary_outputs.push_back(&out);
+    any_binary = any_binary || (binary && !out.data.empty());
   }
   w.EndArray();
   w.EndObject();
@@ -109,15 +121,43 @@ StatusOr<HttpResponse> EncodeInferResponse(std::shared_ptr<const InferenceRespon
   HttpResponse http;
   http.status = 200;
   const size_t json_size = json.size();
-  http.body.Append(std::move(json));
-  if (binary_outputs.empty()) {
+  http.body.AppendView(json);
+  if (!any_binary) {
     http.headers.Add("Content-Type", "application/json");
     return http;
   }
+  http.headers.Reserve(2);
   http.headers.Add("Content-Type", "application/octet-stream");
   http.headers.Add(std::string(kInferHeaderContentLengthHeader), std::to_string(json_size));
-  for (const InferOutput* out : binary_outputs) http.body.AppendView(out->data);
-  http.body.KeepAlive(std::move(response));
+  for (const InferOutput& out : r.outputs) {
+    if (!out.data.empty() && travels_binary(out)) http.body.AppendView(out.data);
+  }
+  *views_binary = true;
+  return http;
+}
+
+}  // namespace
+
+StatusOr<HttpResponse> EncodeInferResponse(std::shared_ptr<const InferenceResponse> response,
+                                           bool binary_output_default) {
+  std::shared_ptr<JsonReplyBuffer> buffer;
+  bool views_binary = false;
+  StatusOr<HttpResponse> http = Encode(*response, binary_output_default, &buffer, &views_binary);
+  if (!http.ok()) return http;
+  http->body.KeepAlive(std::move(buffer));
+  if (views_binary) http->body.KeepAlive(std::move(response));
+  return http;
+}
+
+StatusOr<HttpResponse> EncodeInferResponse(std::unique_ptr<InferenceResponse>&& response,
+                                           bool binary_output_default) {
+  std::shared_ptr<JsonReplyBuffer> buffer;
+  bool views_binary = false;
+  StatusOr<HttpResponse> http = Encode(*response, binary_output_default, &buffer, &views_binary);
+  if (!http.ok()) return http;
+  // The buffer owns the response: one owner for the JSON and the output bytes it is sent with.
+  if (views_binary) buffer->response = std::move(response);
+  http->body.KeepAlive(std::move(buffer));
   return http;
 }
 

@@ -26,5 +26,9 @@ bool IsBinaryOutput(const InferenceResponse& response, const InferOutput& output
 // length, otherwise application/json. Internal when an output's data does not match its shape.
 StatusOr<HttpResponse> EncodeInferResponse(std::shared_ptr<const InferenceResponse> response,
                                            bool binary_output_default);
+// Same, for a response owned alone: shared (one more allocation) only when a binary output's bytes
+// must outlive the call; a JSON-only response is freed on return.
+StatusOr<HttpResponse> EncodeInferResponse(std::unique_ptr<InferenceResponse>&& response,
+                                           bool binary_output_default);
 
 }  // namespace nereid

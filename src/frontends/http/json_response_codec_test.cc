@@ -124,6 +124,78 @@ TEST(JsonResponseCodecTest, BinaryDataOutputDefaultAndOverride) {
   EXPECT_TRUE(IsBinaryOutput(*r, r->outputs[0], true));
 }
 
+// The overload for a response owned alone gives the same bytes; it keeps the response alive
+// with the body when binary bytes are viewed, and frees it on return otherwise.
+TEST(JsonResponseCodecTest, OwnedResponseEncodesAsTheSharedOne) {
+  for (const bool binary : {false, true}) {
+    auto owned = std::make_unique<InferenceResponse>();
+    owned->model_name = "mymodel";
+    owned->model_version = 3;
+    owned->outputs.push_back(Output("o", DataType::kInt32, {2}, Bytes<int32_t>({11, -12})));
+    std::shared_ptr<InferenceResponse> shared = Response();
+    shared->request.reset();
+    shared->outputs.push_back(Output("o", DataType::kInt32, {2}, Bytes<int32_t>({11, -12})));
+    auto from_shared = EncodeInferResponse(shared, binary);
+    shared.reset();
+    auto from_owned = EncodeInferResponse(std::move(owned), binary);
+    ASSERT_TRUE(from_shared.ok() && from_owned.ok()) << binary;
+    EXPECT_EQ(from_owned->body.Flatten(), from_shared->body.Flatten()) << binary;
+    EXPECT_EQ(*from_owned->headers.Find("Content-Type"),
+              *from_shared->headers.Find("Content-Type"));
+    EXPECT_EQ(from_owned->body.Flatten().ends_with(Bytes<int32_t>({11, -12})), binary);
+  }
+}
+
+// A response owned alone whose binary outputs the body views lives exactly as long as the body
+// (its reply buffer owns it), and the body views its bytes in place, in output order.
+TEST(JsonResponseCodecTest, OwnedResponseLivesAsLongAsTheBodyThatViewsIt) {
+  auto owned = std::make_unique<InferenceResponse>();
+  owned->model_name = "mymodel";
+  owned->model_version = 3;
+  owned->request = std::make_unique<InferenceRequest>();
+  auto sentinel = std::make_shared<int>(7);
+  std::weak_ptr<int> alive = sentinel;
+  owned->request->KeepAlive(std::move(sentinel));
+  RequestOutput(owned.get(), "a", true);
+  RequestOutput(owned.get(), "j", false);
+  RequestOutput(owned.get(), "c", true);
+  owned->outputs.push_back(Output("a", DataType::kInt32, {1}, Bytes<int32_t>({5})));
+  owned->outputs.push_back(Output("j", DataType::kInt32, {1}, Bytes<int32_t>({6})));
+  owned->outputs.push_back(Output("c", DataType::kInt32, {2}, Bytes<int32_t>({7, 8})));
+  const char* a_data = owned->outputs[0].data.data();
+  const char* c_data = owned->outputs[2].data.data();
+  auto http = EncodeInferResponse(std::move(owned), false);
+  ASSERT_TRUE(http.ok()) << http.status().message();
+  std::vector<const char*> buffers;
+  http->body.ForEachBuffer([&](std::string_view v) { buffers.push_back(v.data()); });
+  ASSERT_EQ(buffers.size(), 3u);
+  EXPECT_EQ(buffers[1], a_data);
+  EXPECT_EQ(buffers[2], c_data);
+  const std::string json =
+      R"({"model_name":"mymodel","model_version":"3","outputs":[)"
+      R"({"name":"a","datatype":"INT32","shape":[1],"parameters":{"binary_data_size":4}},)"
+      R"({"name":"j","datatype":"INT32","shape":[1],"data":[6]},)"
+      R"({"name":"c","datatype":"INT32","shape":[2],"parameters":{"binary_data_size":8}}]})";
+  EXPECT_EQ(http->body.Flatten(), json + Bytes<int32_t>({5}) + Bytes<int32_t>({7, 8}));
+  EXPECT_EQ(*http->headers.Find("Inference-Header-Content-Length"), std::to_string(json.size()));
+  EXPECT_FALSE(alive.expired());
+  http = Internal("gone");  // the body goes, and the response with it
+  EXPECT_TRUE(alive.expired());
+
+  // Without binary outputs nothing is viewed: the body does not hold the response.
+  auto plain = std::make_unique<InferenceResponse>();
+  plain->request = std::make_unique<InferenceRequest>();
+  auto held = std::make_shared<int>(1);
+  std::weak_ptr<int> plain_alive = held;
+  plain->request->KeepAlive(std::move(held));
+  plain->outputs.push_back(Output("j", DataType::kInt32, {1}, Bytes<int32_t>({6})));
+  auto json_only = EncodeInferResponse(std::move(plain), false);
+  ASSERT_TRUE(json_only.ok());
+  plain.reset();
+  EXPECT_TRUE(plain_alive.expired());
+  EXPECT_EQ(*json_only->headers.Find("Content-Type"), "application/json");
+}
+
 TEST(JsonResponseCodecTest, ListedOutputWithoutBinaryDataIsJsonWhateverTheDefault) {
   // Triton: binary_data_output only sets the kind of outputs the request does not list.
   auto r = Response();

@@ -28,6 +28,20 @@ class StringOutputStream {
 using JsonWriter = rapidjson::Writer<StringOutputStream, rapidjson::UTF8<>, rapidjson::UTF8<>,
                                      rapidjson::CrtAllocator, rapidjson::kWriteNanAndInfFlag>;
 
+// This thread's writer, reset onto `stream`: a writer built per response allocates its allocator
+// object and its nesting stack every time. Use it for one document at a time (it is reset by
+// the next call on this thread, so never while another document is being written with it).
+inline JsonWriter& ThreadJsonWriter(StringOutputStream& stream) {
+  struct Reused {
+    rapidjson::CrtAllocator allocator;
+    StringOutputStream unused{nullptr};
+    JsonWriter writer{unused, &allocator};
+  };
+  thread_local Reused reused;
+  reused.writer.Reset(stream);
+  return reused.writer;
+}
+
 inline void WriteJsonString(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }

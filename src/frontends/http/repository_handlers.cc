@@ -47,7 +47,7 @@ std::string EncodeIndex(const std::vector<RepositoryIndexEntry>& index) {
 void HandleRepositoryIndex(InferenceServer* server, const HttpHandlerOptions&, HttpRequest& request,
                            const RouteParams& p, Responder responder) {
   if (RejectNamedRepository(p, responder)) return;
-  auto ready = DecodeRepositoryIndexRequest(*request.body);
+  auto ready = DecodeRepositoryIndexRequest(request.body.view());
   if (!ready.ok()) return responder->Send(ErrorResponse(ready.status()));
   responder->Send(HttpResponse::Json(200, EncodeIndex(server->RepositoryIndex(*ready))));
 }
@@ -55,7 +55,7 @@ void HandleRepositoryIndex(InferenceServer* server, const HttpHandlerOptions&, H
 void HandleRepositoryLoad(InferenceServer* server, const HttpHandlerOptions&, HttpRequest& request,
                           const RouteParams& p, Responder responder) {
   if (RejectNamedRepository(p, responder)) return;
-  auto params = DecodeModelLoadRequest(*request.body);
+  auto params = DecodeModelLoadRequest(request.body.view());
   if (!params.ok()) return responder->Send(ErrorResponse(params.status()));
   server->LoadModelAsync(p.model, std::move(*params), [responder](Status s) {
     responder->Send(s.ok() ? HttpResponse::Empty(200) : ErrorResponse(s));
@@ -65,7 +65,7 @@ void HandleRepositoryLoad(InferenceServer* server, const HttpHandlerOptions&, Ht
 void HandleRepositoryUnload(InferenceServer* server, const HttpHandlerOptions&,
                             HttpRequest& request, const RouteParams& p, Responder responder) {
   if (RejectNamedRepository(p, responder)) return;
-  auto unload_dependents = DecodeModelUnloadRequest(*request.body);
+  auto unload_dependents = DecodeModelUnloadRequest(request.body.view());
   if (!unload_dependents.ok()) return responder->Send(ErrorResponse(unload_dependents.status()));
   Status s = server->UnloadModel(p.model, *unload_dependents);
   responder->Send(s.ok() ? HttpResponse::Empty(200) : ErrorResponse(s));

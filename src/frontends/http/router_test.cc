@@ -11,7 +11,7 @@ namespace {
 class RecordingResponder : public HttpResponder {
  public:
   void Send(HttpResponse&& r) override { response = std::move(r); }
-  void SendDeferred(std::function<HttpResponse()> make) override { response = make(); }
+  void SendDeferred(HttpResponseMaker make) override { response = make(); }
   std::optional<HttpResponse> response;
 };
 

@@ -42,7 +42,7 @@ void HandleSystemShmRegister(InferenceServer* server, const HttpHandlerOptions&,
                              HttpRequest& request, const RouteParams& p, Responder responder) {
   SharedMemoryManager& shm = server->shared_memory();
   if (Status s = CheckRegister(shm, p, "system"); !s.ok()) return Reply(s, responder);
-  StatusOr<ShmRegisterRequest> body = DecodeShmRegisterRequest(*request.body);
+  StatusOr<ShmRegisterRequest> body = DecodeShmRegisterRequest(request.body.view());
   if (!body.ok()) return Reply(body.status(), responder);
   Reply(shm.RegisterSystem(p.region, body->key, body->offset, body->byte_size), responder);
 }

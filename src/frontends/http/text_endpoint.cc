@@ -8,7 +8,8 @@
 namespace nereid {
 
 StatusOr<std::unique_ptr<HttpServer>> StartTextEndpoint(const TextEndpointOptions& options,
-                                                        std::function<std::string()> text) {
+                                                        std::function<std::string()> text,
+                                                        HttpServer* host) {
   HttpServerOptions ho;
   ho.address = options.address;
   ho.port = options.port;
@@ -27,7 +28,8 @@ StatusOr<std::unique_ptr<HttpServer>> StartTextEndpoint(const TextEndpointOption
     responder->Send(std::move(r));
   };
   NEREID_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> http,
-                          HttpServer::Create(ho, std::move(handler)));
+                          host != nullptr ? host->CreateGuest(ho, std::move(handler))
+                                          : HttpServer::Create(ho, std::move(handler)));
   NEREID_RETURN_IF_ERROR(http->Start());
   return http;
 }

@@ -1,21 +1,14 @@
 #include "frontends/metrics/cpu_metrics.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include "common/thread_name.h"
+#include <utility>
 
 namespace nereid {
 namespace {
-
-std::string ReadFile(const char* path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 uint64_t Sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }  // counters may wrap or reset
 
@@ -68,50 +61,36 @@ double CpuUtilization(const CpuTimes& now, const CpuTimes& before) {
   return static_cast<double>(busy) / static_cast<double>(busy + idle);
 }
 
-CpuMonitor::~CpuMonitor() { Stop(); }
-
-void CpuMonitor::Start(int interval_ms) {
-  auto first = ParseProcStat(ReadFile("/proc/stat"));
-  if (first.ok()) last_ = *first;
-  auto mem = ParseMemInfo(ReadFile("/proc/meminfo"));
-  if (mem.ok()) {
-    memory_total_.store(static_cast<double>(mem->total_bytes));
-    memory_used_.store(static_cast<double>(mem->used_bytes));
-  }
-  const auto interval = std::chrono::milliseconds(std::max(1, interval_ms));
-  thread_ = std::thread([this, interval] {
-    NameThisThread("cpu-metrics");
-    UniqueLock lock(mu_);
-    while (!lock.WaitFor(cv_, interval, [this]() REQUIRES(mu_) { return stopping_; })) {
-      lock.Unlock();
-      Poll();
-      lock.Lock();
-    }
-  });
+std::string ReadProcFile(const char* path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
-void CpuMonitor::Stop() {
-  {
-    MutexLock lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+CpuMonitor::CpuMonitor(int interval_ms, Source source, Clock::time_point now)
+    : period_(std::max(1, interval_ms / 2)), source_(std::move(source)) {
+  MutexLock lock(mu_);
+  Refresh(now);
+  reading_.utilization = 0;  // nothing to compare the first reading with
 }
 
-void CpuMonitor::Poll() {
-  auto now = ParseProcStat(ReadFile("/proc/stat"));
-  if (now.ok()) {
-    utilization_.store(CpuUtilization(*now, last_));
-    last_ = *now;
-  }
-  auto mem = ParseMemInfo(ReadFile("/proc/meminfo"));
-  memory_total_.store(mem.ok() ? static_cast<double>(mem->total_bytes) : 0.0);
-  memory_used_.store(mem.ok() ? static_cast<double>(mem->used_bytes) : 0.0);
+CpuReading CpuMonitor::Read(Clock::time_point now) {
+  MutexLock lock(mu_);
+  if (now - last_at_ >= period_) Refresh(now);
+  return reading_;
 }
 
-CpuReading CpuMonitor::Read() const {
-  return {utilization_.load(), memory_total_.load(), memory_used_.load()};
+void CpuMonitor::Refresh(Clock::time_point now) {
+  last_at_ = now;
+  auto stat = ParseProcStat(source_("/proc/stat"));
+  if (stat.ok()) {
+    reading_.utilization = CpuUtilization(*stat, last_);
+    last_ = *stat;
+  }
+  auto mem = ParseMemInfo(source_("/proc/meminfo"));
+  reading_.memory_total_bytes = mem.ok() ? static_cast<double>(mem->total_bytes) : 0.0;
+  reading_.memory_used_bytes = mem.ok() ? static_cast<double>(mem->used_bytes) : 0.0;
 }
 
 }  // namespace nereid

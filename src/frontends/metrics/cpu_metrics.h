@@ -3,17 +3,21 @@
 // the aggregate "cpu" line of /proc/stat between two polls (user+nice+system+irq+softirq+steal over
 // that plus idle+iowait), used memory as MemTotal - MemAvailable from /proc/meminfo.
 //
-// The parsers are pure functions. CpuMonitor polls on its own thread every interval and publishes
-// the last values through atomics, so a scrape never reads /proc.
+// The parsers are pure functions. CpuMonitor reads /proc on scrape, not on a thread of its own:
+// a reading older than half of --metrics-interval-ms (Triton's poll period: its poller sleeps
+// interval/2 between polls) is refreshed by the scrape that finds it, and utilisation is the busy
+// share since the reading before; a scrape within that period returns the last values, so the
+// gauges change at most once per period, as Triton's do. Unlike Triton's, the utilisation of a
+// scrape that comes long after the last covers the whole time since (docs/protocol_coverage.md).
 //
-// Thread-safety: CpuMonitor::Read from any thread; Start/Stop from one controlling thread.
+// Thread-safety: CpuMonitor::Read from any thread.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <string_view>
-#include <thread>
 
 #include "common/thread_annotations.h"
 #include "nereid/status.h"
@@ -40,29 +44,35 @@ struct CpuReading {
   double memory_used_bytes = 0;
 };
 
+// Reads a whole file ("" when it cannot be read); CpuMonitor's source of /proc/stat and
+// /proc/meminfo.
+std::string ReadProcFile(const char* path);
+
 class CpuMonitor {
  public:
-  CpuMonitor() = default;
-  ~CpuMonitor();  // Stop()
+  using Clock = std::chrono::steady_clock;
+  using Source = std::function<std::string(const char* path)>;
+
+  // Takes the first reading now. `interval_ms` is --metrics-interval-ms (positive).
+  explicit CpuMonitor(int interval_ms, Source source = ReadProcFile,
+                      Clock::time_point now = Clock::now());
   CpuMonitor(const CpuMonitor&) = delete;
   CpuMonitor& operator=(const CpuMonitor&) = delete;
 
-  // Takes a first reading at once, then one every `interval_ms` on a thread.
-  void Start(int interval_ms) EXCLUDES(mu_);
-  void Stop() EXCLUDES(mu_);
-  CpuReading Read() const;
+  // The values at `now`: read afresh when the last reading is at least one period old.
+  CpuReading Read(Clock::time_point now = Clock::now()) EXCLUDES(mu_);
+
+  std::chrono::milliseconds period() const { return period_; }
 
  private:
-  void Poll();
+  void Refresh(Clock::time_point now) REQUIRES(mu_);
 
-  CpuTimes last_;  // poller thread only (and Start, before the thread exists)
-  std::atomic<double> utilization_{0};
-  std::atomic<double> memory_total_{0};
-  std::atomic<double> memory_used_{0};
+  const std::chrono::milliseconds period_;
+  const Source source_;
   Mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  Clock::time_point last_at_ GUARDED_BY(mu_);
+  CpuTimes last_ GUARDED_BY(mu_);
+  CpuReading reading_ GUARDED_BY(mu_);
 };
 
 }  // namespace nereid

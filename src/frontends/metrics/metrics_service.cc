@@ -10,7 +10,7 @@ namespace nereid {
 struct MetricsService::Impl {
   MetricsOptions options;
   std::unique_ptr<LatencyMetrics> latencies;  // only with summary or histogram latencies
-  CpuMonitor cpu;
+  std::unique_ptr<CpuMonitor> cpu;            // only with allow_cpu, from Serve on
   InferenceServer* server = nullptr;
   std::unique_ptr<MetricsEndpoint> endpoint;
 };
@@ -41,7 +41,7 @@ std::string MetricsService::Scrape() const {
     if (models.ok()) input.models = std::move(*models);
   }
   if (impl_->server != nullptr) input.backend_families = impl_->server->BackendMetricFamilies();
-  if (impl_->options.allow_cpu) input.cpu = impl_->cpu.Read();
+  if (impl_->cpu) input.cpu = impl_->cpu->Read();
   if (impl_->server != nullptr && impl_->server->response_cache() != nullptr) {
     input.cache = impl_->server->response_cache()->Stats();
   }
@@ -56,7 +56,9 @@ std::string MetricsService::Scrape() const {
 
 Status MetricsService::Serve(InferenceServer* server, const MetricsEndpointFactory& endpoint) {
   impl_->server = server;
-  if (impl_->options.allow_cpu) impl_->cpu.Start(impl_->options.interval_ms);
+  if (impl_->options.allow_cpu) {
+    impl_->cpu = std::make_unique<CpuMonitor>(impl_->options.interval_ms);
+  }
   const MetricsService* self = this;
   NEREID_ASSIGN_OR_RETURN(impl_->endpoint, endpoint(impl_->options.address, impl_->options.port,
                                                     [self] { return self->Scrape(); }));
@@ -70,7 +72,6 @@ void MetricsService::Stop() {
     impl_->endpoint->Stop();
     impl_->endpoint.reset();
   }
-  impl_->cpu.Stop();
 }
 
 }  // namespace nereid

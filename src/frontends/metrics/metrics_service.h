@@ -5,7 +5,8 @@
 // HTTPMetricsServer does).
 //
 // Life cycle (src/app/main.cc): Create (before the InferenceServer, whose models need the latency
-// observer factory) -> Serve(server, endpoint) -> Stop(). The CPU poller runs only with allow_cpu.
+// observer factory) -> Serve(server, endpoint) -> Stop(). CPU metrics (allow_cpu) are read on
+// scrape (cpu_metrics.h): no thread of their own.
 //
 // Thread-safety: Create/Serve/Stop from one controlling thread; scrapes run on the endpoint's
 // threads.
@@ -27,7 +28,7 @@ struct MetricsOptions {
   std::string address = "0.0.0.0";
   int port = 8002;  // 0: any free port (see port())
   bool allow_cpu = true;
-  int interval_ms = 2000;  // CPU poll period
+  int interval_ms = 2000;  // --metrics-interval-ms: CPU readings refresh every interval_ms / 2
   MetricsConfig config;
 };
 

@@ -177,6 +177,7 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
     }
   }
   job.shape_key = BatchShapeKey(request, model_);  // ragged inputs batch whatever their shapes
+  job.client_inputs = request.inputs.size();
   job.end = end;
   job.job = std::move(scheduler_job);
   const std::string key = job.corrid.Key();
@@ -208,10 +209,8 @@ void SequenceBatchScheduler::Enqueue(SchedulerJob&& scheduler_job, bool /*allow_
   // Triton applies a request's `timeout` to a sequence waiting in the backlog (no policy needed).
   const uint64_t timeout_ns =
       MicrosToNanos(GetUint(job.job.request->parameters, "timeout").value_or(0));
-  // iterative_sequence: every request ends its sequence (Triton ends it when the request is
-  // released, since no backend here asks to reschedule it).
-  const bool ends = end || options_.iterative;
-  if (!table_.Admit(key, job.start, ends, job.job.queue_start_ns, job, timeout_ns)) {
+  // iterative_sequence: the sequence also ends when its request is released (AfterRunLocked).
+  if (!table_.Admit(key, job.start, end, job.job.queue_start_ns, job, timeout_ns)) {
     lock.Unlock();
     AnswerCancelled(dropped);
     Reject(job.job, InvalidArgument("inference request for sequence " + job.corrid.ToString() +
@@ -327,6 +326,7 @@ bool SequenceBatchScheduler::HeldLocked(size_t instance) {
 void SequenceBatchScheduler::ExecutorLoop(size_t instance) {
   std::condition_variable& cv = *cvs_[instance];
   std::vector<Job> dropped;
+  std::vector<Job> orphans;
   UniqueLock lock(mu_);
   for (;;) {
     if (HeldLocked(instance)) {  // the delay_count test hook: every arrival wakes us
@@ -360,29 +360,85 @@ void SequenceBatchScheduler::ExecutorLoop(size_t instance) {
       }
       continue;
     }
-    const uint64_t first_seq = next_seq_;
-    next_seq_ += batch.size();
+    for (Taken& t : batch) {  // a rescheduled request keeps the order it was first given
+      if (t.job.order == kNoOrder) t.job.order = next_seq_++;
+    }
     stats_->AddPending(-static_cast<int64_t>(batch.size()));
     const bool trim = ShrinkIfDrainedLocked();
     lock.Unlock();
     if (trim) ReturnMemory();
     LOG_VERBOSE(1, "model '{}': instance {} executes {} sequence request(s)", model_->name,
                 instance, batch.size());
-    Run(instance, batch, first_seq);
+    std::vector<Result> results = Run(instance, batch);
     const uint64_t now = NowNs();
     lock.Lock();
-    for (Taken& t : batch) table_.Finish(t.seq.get(), now);
-    batch.clear();
+    // The table first (an iterative sequence ends with its request), then the answers.
+    AfterRunLocked(batch, now, &orphans);
     reaper_cv_.notify_one();
+    lock.Unlock();
+    Deliver(batch, results);
+    RejectOrphans(orphans);
+    batch.clear();
+    lock.Lock();
   }
 }
 
-void SequenceBatchScheduler::Run(size_t instance, std::vector<Taken>& batch, uint64_t first_seq) {
+void SequenceBatchScheduler::AfterRunLocked(std::vector<Taken>& batch, uint64_t now,
+                                            std::vector<Job>* orphans) {
+  bool freed = false;
+  for (Taken& t : batch) {
+    if (!t.rescheduled) {
+      table_.Finish(t.seq.get(), now);
+      if (options_.iterative) freed = table_.EndIfIdle(t.seq.get()) || freed;
+      continue;
+    }
+    InferenceRequest& request = *t.job.job.request;
+    request.inputs.resize(t.job.client_inputs);  // the next execution adds its own
+    t.job.start = false;
+    t.job.end = false;
+    t.job.job.queue_start_ns = now;
+    if (table_.Requeue(t.seq.get(), t.job, now)) {
+      stats_->AddPending(1);
+    } else {
+      orphans->push_back(std::move(t.job));
+    }
+  }
+  if (freed) {
+    for (auto& cv : cvs_) cv->notify_one();  // a backlogged sequence may own a slot now
+  }
+}
+
+void SequenceBatchScheduler::RejectOrphans(std::vector<Job>& orphans) {
+  for (Job& j : orphans) {
+    Reject(j.job, InvalidArgument("inference request for sequence " + j.corrid.ToString() +
+                                  " to model '" + model_->name +
+                                  "' must specify the START flag on the first request of the "
+                                  "sequence"));
+  }
+  orphans.clear();
+}
+
+std::vector<SequenceBatchScheduler::Result> SequenceBatchScheduler::Run(size_t instance,
+                                                                        std::vector<Taken>& batch) {
   // A sequence's state is touched only by the executor of its instance while one of its requests
   // is taken (executing > 0 keeps the reaper away), so it is read and written here unlocked.
   std::vector<std::string> keys;
   keys.reserve(batch.size());
   for (Taken& t : batch) {
+    if (options_.iterative) {
+      // What the backend sees of the request (RequestInfo): Triton's IterativeSequencer gives a
+      // request without an ID its own and START, and a rescheduled request flags 0.
+      Parameters& p = t.job.job.request->parameters;
+      p.Set("sequence_start", t.job.start);
+      p.Set("sequence_end", t.job.end);
+      if (p.Find("sequence_id") == nullptr) {
+        if (t.job.corrid.is_string) {
+          p.Set("sequence_id", t.job.corrid.text);
+        } else {
+          p.Set("sequence_id", t.job.corrid.number);
+        }
+      }
+    }
     const StoredState* state = t.job.start ? nullptr : &t.seq->state;
     AddSequenceInputs(options_, t.job.start, t.job.end, true, t.job.corrid, state,
                       t.job.job.request.get());
@@ -404,16 +460,21 @@ void SequenceBatchScheduler::Run(size_t instance, std::vector<Taken>& batch, uin
       }
     }
     if (model_->decoupled) {
-      RunDecoupledGroup(instance, batch, group, first_seq);
+      RunDecoupledGroup(instance, batch, group);
     } else {
       RunGroup(instance, batch, group, &results);
     }
   }
+  return results;
+}
+
+void SequenceBatchScheduler::Deliver(std::vector<Taken>& batch, std::vector<Result>& results) {
   if (model_->decoupled) return;  // the senders answered (RunDecoupledGroup)
   for (size_t k = 0; k < batch.size(); ++k) {
+    if (batch[k].rescheduled) continue;  // answered by a later execution
     InferCallback& cb = batch[k].job.job.done;
     if (options_.preserve_ordering) {
-      ordered_.Deliver(first_seq + k, cb, std::move(results[k]));
+      ordered_.Deliver(batch[k].job.order, cb, std::move(results[k]));
     } else {
       cb(std::move(results[k]));
     }
@@ -448,8 +509,7 @@ std::vector<std::unique_ptr<InferenceRequest>> SequenceBatchScheduler::GroupRows
 }
 
 void SequenceBatchScheduler::RunDecoupledGroup(size_t instance, std::vector<Taken>& batch,
-                                               const std::vector<size_t>& group,
-                                               uint64_t first_seq) {
+                                               const std::vector<size_t>& group) {
   std::vector<int> row_of;
   std::vector<std::unique_ptr<InferenceRequest>> requests = GroupRows(batch, group, &row_of);
   // Filler rows get a sender whose answers, all of them, go nowhere; each request's go to its
@@ -459,26 +519,40 @@ void SequenceBatchScheduler::RunDecoupledGroup(size_t instance, std::vector<Take
   for (size_t r = 0; r < requests.size(); ++r) {
     dones[r] = [](StatusOr<std::unique_ptr<InferenceResponse>>) {};
     if (std::find(row_of.begin(), row_of.end(), static_cast<int>(r)) == row_of.end()) {
-      requests[r]->on_response = dones[r];
+      requests[r]->on_response = [](StatusOr<std::unique_ptr<InferenceResponse>>) {};
       fillers[r] = true;
     }
   }
+  std::vector<ResponseProgress> progress(requests.size());
   for (size_t g = 0; g < group.size(); ++g) {
-    InferCallback done = std::move(batch[group[g]].job.job.done);
-    if (options_.preserve_ordering) {
+    Job& job = batch[group[g]].job;
+    InferCallback done = std::move(job.job.done);
+    if (options_.preserve_ordering && !job.done_ordered) {
       // Responses before FINAL flow at once; FINALs keep the order the requests were taken in.
-      done = [this, seq = first_seq + group[g],
+      done = [this, seq = job.order,
               done = std::move(done)](StatusOr<std::unique_ptr<InferenceResponse>> result) mutable {
         ordered_.Deliver(seq, done, std::move(result));
       };
+      job.done_ordered = true;
     }
     dones[static_cast<size_t>(row_of[g])] = std::move(done);
+    progress[static_cast<size_t>(row_of[g])] = job.progress;
   }
   std::vector<int64_t> sizes(requests.size(), 1);
   ExecutionTimes times;
-  const Status executed =
-      RunDecoupledBatchOnInstance(*instances_[instance], exec_info_, std::move(requests), sizes,
-                                  std::move(dones), stats_, &times, fillers);
+  std::vector<std::optional<DecoupledSender::TakenBack>> back;
+  const Status executed = RunDecoupledBatchOnInstance(
+      *instances_[instance], exec_info_, std::move(requests), sizes, std::move(dones), stats_,
+      &times, fillers, options_.iterative ? &back : nullptr, progress);
+  for (size_t g = 0; g < group.size() && !back.empty(); ++g) {
+    std::optional<DecoupledSender::TakenBack>& b = back[static_cast<size_t>(row_of[g])];
+    if (!b.has_value()) continue;
+    Taken& t = batch[group[g]];
+    t.rescheduled = true;
+    t.job.job.request = std::move(b->request);
+    t.job.job.done = std::move(b->done);
+    t.job.progress = b->progress;
+  }
   const uint64_t end = NowNs();
   for (size_t k : group) {
     const Job& job = batch[k].job;
@@ -499,14 +573,23 @@ void SequenceBatchScheduler::RunGroup(size_t instance, std::vector<Taken>& batch
   std::vector<std::unique_ptr<InferenceRequest>> requests = GroupRows(batch, group, &row_of);
   std::vector<int64_t> sizes(requests.size(), 1);
   ExecutionTimes times;
-  auto out =
-      RunBatchOnInstance(*instances_[instance], exec_info_, std::move(requests), sizes, &times);
-  const uint64_t end = NowNs();
   bool executed = false;
+  // Only an iterative sequence takes a request back (backend API v7).
+  std::vector<uint32_t> release_flags(options_.iterative ? requests.size() : 0,
+                                      backend::kReleaseAll);
+  auto out = RunBatchOnInstance(*instances_[instance], exec_info_, std::move(requests), sizes,
+                                &times, &executed, release_flags);
+  const uint64_t end = NowNs();
   for (size_t g = 0; g < group.size(); ++g) {
     Taken& t = batch[group[g]];
-    Result r = std::move(out[static_cast<size_t>(row_of[g])]);
-    executed = executed || r.ok();
+    const size_t row = static_cast<size_t>(row_of[g]);
+    Result r = std::move(out[row]);
+    if (Rescheduled(release_flags, row) && r.ok()) {
+      t.rescheduled = true;
+      t.job.job.request = std::move((*r)->request);
+      stats_->RecordSuccess(1, t.job.job.request_start_ns, t.job.job.queue_start_ns, times, end);
+      continue;
+    }
     if (r.ok()) {
       Status kept =
           TakeStateOutputs(*model_, options_, t.job.client_outputs, r->get(), &t.seq->state);

@@ -38,11 +38,18 @@
 // backlog_delay_count M, M in the backlog; an Oldest executor until N of its candidate sequences
 // have a request waiting. Each executor is held once.
 //
-// iterative_sequence (Triton's IterativeSequencer, as it behaves with backends that never ask to
-// reschedule a request, which no Nereid backend does): a request without a correlation ID gets
-// one (1, 2, ...) and the START flag alone; every request ends its sequence once it is taken (the
-// END control input still shows the request's own flag), so the next request of that ID needs
-// START.
+// iterative_sequence (Triton's IterativeSequencer): a request without a correlation ID gets one
+// (1, 2, ...) and the START flag alone. A backend may reschedule a request it executed (backend
+// API v7 ExecuteArgs::release_flags): the request goes back to the end of its sequence's queue,
+// keeping the sequence's slot and state, and runs again with flags 0 (START and END control
+// inputs false), with its queue time counted from then; decoupled requests continue their
+// responses through a new sender, non-decoupled ones get no response for that execution. Each
+// execution counts as one success and one execution in the statistics (as Triton's backends
+// report them). A request released for good ends its sequence: the slot is freed at once (Triton
+// cancels the sequence then), so the next request of that ID needs START. With preserve_ordering a
+// rescheduled request keeps its place in the delivery order. Other models cannot take a request
+// back: the backend's reschedule fails the request with Triton's text (instance_runner.h
+// RescheduleRefused).
 //
 // Implicit state lives in the table entry of its sequence and is fed to, and taken from, every
 // execution (sequence_tensors.h).
@@ -62,6 +69,7 @@
 #include <vector>
 
 #include "common/thread_annotations.h"
+#include "core/model/decoupled_sender.h"
 #include "core/model/model_info.h"
 #include "core/scheduler/executor_threads.h"
 #include "core/scheduler/ordered_delivery.h"
@@ -86,6 +94,7 @@ class SequenceBatchScheduler final : public Scheduler {
   bool IsExecutorThread() const override;
 
  private:
+  static constexpr uint64_t kNoOrder = UINT64_MAX;
   struct Job {
     SchedulerJob job;
     bool start = false;
@@ -93,6 +102,13 @@ class SequenceBatchScheduler final : public Scheduler {
     CorrelationId corrid;
     std::vector<std::string> client_outputs;  // what the response keeps, in order
     std::string shape_key;                    // BatchShapeKey of the client's inputs (ragged-aware)
+    // Rescheduling (iterative_sequence): the client's inputs (the executor adds control and state
+    // inputs after them), the delivery order given when first taken, whether `job.done` already
+    // delivers in that order (decoupled), and where the request's responses stand.
+    size_t client_inputs = 0;
+    uint64_t order = kNoOrder;
+    bool done_ordered = false;
+    ResponseProgress progress;
   };
   using Table = SequenceTable<Job, StoredState>;
   struct Taken {
@@ -100,6 +116,7 @@ class SequenceBatchScheduler final : public Scheduler {
     bool end = false;
     size_t slot = 0;
     Table::SequencePtr seq;
+    bool rescheduled = false;  // the backend asked for the request again: it is back in `job`
   };
   using Result = StatusOr<std::unique_ptr<InferenceResponse>>;
 
@@ -111,7 +128,10 @@ class SequenceBatchScheduler final : public Scheduler {
   // With mu_ held: the requests to run now on `instance` (empty: wait until *wake_ns, 0 = event).
   std::vector<Taken> TakeDirect(size_t instance, uint64_t now_ns, uint64_t* wake_ns) REQUIRES(mu_);
   std::vector<Taken> TakeOldest(size_t instance, uint64_t now_ns, uint64_t* wake_ns) REQUIRES(mu_);
-  void Run(size_t instance, std::vector<Taken>& batch, uint64_t first_seq) EXCLUDES(mu_);
+  // Executes `batch`; returns the results of a non-decoupled model's requests, in batch order.
+  std::vector<Result> Run(size_t instance, std::vector<Taken>& batch) EXCLUDES(mu_);
+  // Answers the requests of `batch` that were not rescheduled (non-decoupled models).
+  void Deliver(std::vector<Taken>& batch, std::vector<Result>& results) EXCLUDES(mu_);
   void RunGroup(size_t instance, std::vector<Taken>& batch, const std::vector<size_t>& group,
                 std::vector<Result>* results) EXCLUDES(mu_);
   // The requests of `group` as execution rows (Direct: one row per slot, fillers between) and the
@@ -122,7 +142,14 @@ class SequenceBatchScheduler final : public Scheduler {
   // Decoupled models: one sender per row (decoupled_batch_runner.h); each request's callback is
   // called by its sender.
   void RunDecoupledGroup(size_t instance, std::vector<Taken>& batch,
-                         const std::vector<size_t>& group, uint64_t first_seq) EXCLUDES(mu_);
+                         const std::vector<size_t>& group) EXCLUDES(mu_);
+  // With mu_ held, after an execution: puts each rescheduled request back in its sequence's
+  // queue, ends the iterative sequences whose request was released, and finishes the rest. A
+  // rescheduled request whose sequence ended meanwhile goes to *orphans.
+  void AfterRunLocked(std::vector<Taken>& batch, uint64_t now, std::vector<Job>* orphans)
+      REQUIRES(mu_);
+  // Without mu_: fails the orphans as Triton's re-enqueue of a request without START would.
+  void RejectOrphans(std::vector<Job>& orphans) EXCLUDES(mu_);
   void ReaperLoop() EXCLUDES(mu_);
   void Reject(SchedulerJob& job, const Status& status) EXCLUDES(mu_);
   // With mu_ held: drops the sequences in the slots of `instance` whose oldest request was

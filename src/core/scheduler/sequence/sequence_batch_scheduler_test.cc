@@ -5,164 +5,17 @@
 
 #include <gtest/gtest.h>
 
-#include <condition_variable>
 #include <cstring>
-#include <future>
 #include <map>
-#include <mutex>
-#include <optional>
+#include <thread>
 
-#include "core/scheduler/scheduler_test_support.h"
+#include "core/scheduler/sequence/sequence_batch_scheduler_fixture.h"
 
 namespace nereid {
 namespace {
 
 using namespace std::chrono_literals;
-
-struct Row {
-  float in;
-  int32_t start;
-  int32_t ready;
-  uint64_t corrid;
-};
-
-struct Backend : test_support::ExecutionGate {
-  std::vector<std::vector<Row>> executions;
-};
-
-const backend::TensorRef* Find(const backend::ExecuteArgs& args, const std::string& name) {
-  for (const auto& t : args.inputs) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
-}
-
-template <typename T>
-T At(const backend::TensorRef* t, int64_t row) {
-  T v;
-  std::memcpy(&v, t->data.data() + row * sizeof(T), sizeof(T));
-  return v;
-}
-
-// OUT = STATE_OUT = IN on START, else IN + STATE_IN.
-class AccumulatingInstance : public backend::ModelInstance {
- public:
-  explicit AccumulatingInstance(Backend* b) : b_(b) {}
-  Status Execute(const backend::ExecuteArgs& args) override {
-    const auto* in = Find(args, "IN");
-    const auto* start = Find(args, "START");
-    const auto* ready = Find(args, "READY");
-    const auto* corrid = Find(args, "CORRID");
-    const auto* state = Find(args, "STATE_IN");
-    if (!in || !start || !ready || !corrid || !state) return Internal("missing input");
-    std::vector<Row> rows;
-    for (int64_t r = 0; r < args.batch_size; ++r) {
-      rows.push_back({At<float>(in, r), At<int32_t>(start, r), At<int32_t>(ready, r),
-                      At<uint64_t>(corrid, r)});
-    }
-    {
-      std::unique_lock<std::mutex> l(b_->mu);
-      b_->executions.push_back(rows);
-      b_->Pass(l, rows[0].in);
-    }
-    for (const char* name : {"OUT", "STATE_OUT"}) {
-      if (!args.outputs->IsRequested(name)) continue;
-      auto buf = args.outputs->Allocate(name, DataType::kFp32, in->shape, in->data.size());
-      if (!buf.ok()) return buf.status();
-      for (int64_t r = 0; r < args.batch_size; ++r) {
-        float v = rows[r].in + (rows[r].start ? 0.0f : At<float>(state, r));
-        std::memcpy(buf->data() + r * 4, &v, 4);
-      }
-    }
-    return Status::Ok();
-  }
-
- private:
-  Backend* b_;
-};
-
-using test_support::Reply;
-
-class SequenceBatchSchedulerTest : public ::testing::Test {
- protected:
-  SequenceBatchSchedulerTest() {
-    model_.name = "m";
-    model_.version = 1;
-    model_.max_batch_size = 4;
-    model_.inputs = {{"IN", DataType::kFp32, {1}}};
-    model_.outputs = {{"OUT", DataType::kFp32, {1}}};
-    options_.max_batch_size = 4;
-    options_.slots_per_instance = 4;
-    auto flag = [](const char* name) {
-      return ControlSpec{
-          name, DataType::kInt32, {std::string(4, '\0'), std::string("\1\0\0\0", 4)}};
-    };
-    options_.start = flag("START");
-    options_.ready = flag("READY");
-    options_.corrid = CorridSpec{"CORRID", DataType::kUint64};
-    StateSpec s;
-    s.input_name = "STATE_IN";
-    s.output_name = "STATE_OUT";
-    s.data_type = DataType::kFp32;
-    s.dims = {1};
-    options_.states = {s};
-  }
-  ~SequenceBatchSchedulerTest() override {
-    backend_.Open();
-    if (sched_) sched_->Stop();
-  }
-
-  void Start(int instances = 1) {
-    std::vector<std::unique_ptr<backend::ModelInstance>> list;
-    for (int i = 0; i < instances; ++i) {
-      list.push_back(std::make_unique<AccumulatingInstance>(&backend_));
-    }
-    sched_ = std::make_unique<SequenceBatchScheduler>(&model_, &stats_, options_, std::move(list));
-  }
-
-  std::shared_ptr<Reply> Send(uint64_t id, float value, bool start = false, bool end = false,
-                              std::shared_ptr<const CancelToken> cancel = nullptr,
-                              uint64_t timeout_us = 0) {
-    Parameters params;
-    params.Set("sequence_id", id);
-    if (start) params.Set("sequence_start", true);
-    if (end) params.Set("sequence_end", true);
-    if (timeout_us != 0) params.Set("timeout", timeout_us);
-    auto reply = std::make_shared<Reply>();
-    SchedulerJob job = test_support::OneFloatJob(value, std::move(params), reply);
-    job.request->cancel_token = std::move(cancel);
-    sched_->Enqueue(std::move(job), false);
-    return reply;
-  }
-
-  static void ExpectCancelled(const std::shared_ptr<Reply>& r) {
-    auto result = r->future.get();
-    ASSERT_FALSE(result.ok());
-    EXPECT_EQ(result.status().code(), StatusCode::kCancelled);
-    EXPECT_EQ(result.status().message(), "Request was cancelled");
-  }
-
-  static float Value(const std::shared_ptr<Reply>& r) {
-    auto result = r->future.get();
-    EXPECT_TRUE(result.ok()) << result.status().message();
-    if (!result.ok()) return -1;
-    EXPECT_EQ((*result)->outputs.size(), 1u);  // the state output is not the client's
-    float v;
-    std::memcpy(&v, (*result)->outputs[0].data.data(), 4);
-    return v;
-  }
-
-  std::vector<std::vector<Row>> Executions() {
-    std::lock_guard<std::mutex> l(backend_.mu);
-    return backend_.executions;
-  }
-
-  ModelInfo model_;
-  ModelStats stats_{4};
-  SequenceOptions options_;
-  Backend backend_;
-  std::unique_ptr<SequenceBatchScheduler> sched_;
-};
+using namespace sequence_test;
 
 TEST_F(SequenceBatchSchedulerTest, StateCarriesFromRequestToRequest) {
   Start();
@@ -210,6 +63,30 @@ TEST_F(SequenceBatchSchedulerTest, DirectBatchesSlotsInTheirRowsWithFillers) {
   EXPECT_EQ(s.batch_stats[0].compute_infer.count, 5u);
   EXPECT_EQ(s.batch_stats[1].batch_size, 2u);
   EXPECT_EQ(s.batch_stats[1].compute_infer.count, 1u);
+}
+
+TEST_F(SequenceBatchSchedulerTest, RequestFailedAloneKeepsItsSequenceStateAndTheOthersRun) {
+  Start();
+  for (uint64_t id : {1, 2, 3}) EXPECT_EQ(Value(Send(id, 10.0f * id, true)), 10.0f * id);
+  backend_.Close();
+  auto hold = Send(3, 1);  // held, so that the next two share an execution
+  backend_.WaitRunning(1);
+  auto failed = Send(1, -1);
+  auto other = Send(2, 5);
+  backend_.Open();
+  EXPECT_EQ(Value(hold), 31);
+  auto r = failed->future.get();
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), "negative value");
+  EXPECT_EQ(Value(other), 25);
+  EXPECT_EQ(Value(Send(1, 1, false, true)), 11);  // the failed request left the state as it was
+  const auto ex = Executions();
+  ASSERT_EQ(ex.size(), 6u);
+  EXPECT_EQ(ex[4].size(), 2u);  // sequences 1 and 2 together, in slots 0 and 1
+  const auto s = stats_.Snapshot();
+  EXPECT_EQ(s.success.count, 6u);
+  EXPECT_EQ(s.fail.count, 1u);
+  EXPECT_EQ(s.execution_count, 6u);
 }
 
 TEST_F(SequenceBatchSchedulerTest, BacklogRunsWhenASlotFrees) {

@@ -162,6 +162,33 @@ class SequenceTable {
     seq->last_used_ns = now_ns;
   }
 
+  // The execution of one taken request is over and the request goes back to the end of its
+  // sequence's queue (an iterative sequence's rescheduled request), without END. False (and
+  // `job` untouched) when the sequence has ended meanwhile (the request carried END, or START
+  // restarted it elsewhere): the request has no sequence to go back to.
+  bool Requeue(Sequence* seq, Job& job, uint64_t now_ns) {
+    Finish(seq, now_ns);
+    auto it = live_.find(seq->key);
+    if (it == live_.end() || it->second.get() != seq || seq->ended || seq->instance < 0) {
+      return false;
+    }
+    seq->pending.emplace_back(false, std::move(job));
+    ++queued_;
+    return true;
+  }
+
+  // Ends `seq` (an iterative sequence whose request was released) when nothing of it is queued
+  // or executing: its slot goes to the oldest backlogged sequence, its next request needs START.
+  // Returns whether it ended.
+  bool EndIfIdle(Sequence* seq) {
+    if (seq->executing != 0 || !seq->pending.empty() || seq->instance < 0) return false;
+    auto it = live_.find(seq->key);
+    if (it == live_.end() || it->second.get() != seq) return false;  // already ended or reaped
+    const SequencePtr keep = it->second;  // Release erases the map's entry
+    Release(keep);
+    return true;
+  }
+
   // Releases every sequence idle for idle_ns by `now_ns`; returns their keys.
   std::vector<std::string> Reap(uint64_t now_ns) {
     std::vector<SequencePtr> idle;

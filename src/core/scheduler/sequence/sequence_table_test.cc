@@ -233,5 +233,39 @@ TEST(SequenceTableTest, ShrinkGivesBackTheMemoryOfABurst) {
   EXPECT_EQ(t.Head(0, 0)->key, "holder");
 }
 
+// An iterative sequence's rescheduled request goes back to its queue, keeping the slot; once
+// released it ends the sequence and its slot goes to the backlog.
+TEST(SequenceTableTest, RequeueKeepsTheSlotAndEndIfIdleFreesIt) {
+  Table t(1, 1, kIdle);
+  ASSERT_TRUE(Admit(t, "a", true, false, 0, 1));
+  ASSERT_TRUE(Admit(t, "b", true, false, 0, 2));  // backlogged
+  Table::Sequence* s = t.Head(0, 0);
+  int job = 0;
+  bool end = false;
+  auto keep = t.Take(s, &job, &end);
+  EXPECT_EQ(t.queued(), 1u);
+  EXPECT_FALSE(t.EndIfIdle(keep.get()));  // still executing
+  ASSERT_TRUE(t.Requeue(keep.get(), job, 5));
+  EXPECT_EQ(t.queued(), 2u);
+  EXPECT_EQ(t.Head(0, 0)->key, "a");  // the same slot, before the backlog
+  EXPECT_EQ(TakeAt(t, 0, 0, 6), 1);
+  EXPECT_TRUE(t.EndIfIdle(keep.get()));
+  EXPECT_EQ(t.Head(0, 0)->key, "b");
+  EXPECT_FALSE(Admit(t, "a", false, false, 7, 3));  // ended: needs START
+}
+
+TEST(SequenceTableTest, RequeueRefusesASequenceThatEnded) {
+  Table t(1, 1, kIdle);
+  ASSERT_TRUE(Admit(t, "a", true, true, 0, 1));  // START and END
+  Table::Sequence* s = t.Head(0, 0);
+  int job = 0;
+  bool end = false;
+  auto keep = t.Take(s, &job, &end);
+  EXPECT_TRUE(end);
+  EXPECT_FALSE(t.Requeue(keep.get(), job, 1));
+  EXPECT_EQ(job, 1);  // untouched: the caller answers it
+  EXPECT_EQ(t.queued(), 0u);
+}
+
 }  // namespace
 }  // namespace nereid

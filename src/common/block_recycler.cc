@@ -1,4 +1,4 @@
-#include "frontends/http/http_recycler.h"
+#include "common/block_recycler.h"
 
 namespace nereid {
 namespace {

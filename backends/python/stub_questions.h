@@ -1,0 +1,79 @@
+// What a stub asks the server during an execution, other than about the instance's own requests
+// (is_cancelled stays with the instance): BLS calls and streams, model control
+// (pb_utils.is_model_ready / load_model / unload_model) and pb_utils.MetricFamily calls. Each
+// function writes its answer on `stub`; the caller holds its instance's lock, because the stub has
+// one socket and the instance answers its questions in order.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nereid/status.h"
+#include "python/custom_metrics.h"
+#include "python/python_shared.h"
+#include "python/stub_process.h"
+#include "python/stub_protocol.h"
+
+namespace nereid::backends::python {
+
+struct BlsStream;
+
+// The decoupled BLS calls (exec(decoupled=True)) of one stub that are still open, by stream id
+// (the tag of the stub's "bls" message). Their responses queue here as the called model sends
+// them; each goes to the stub when it asks for the next one ("bls_next"), so the instance answers
+// the stub's other questions (another exec(), is_cancelled(), logs, metrics) meanwhile.
+// Not thread-safe: used under its instance's lock (the called model's threads only queue).
+class BlsStreams {
+ public:
+  BlsStreams() = default;
+  BlsStreams(const BlsStreams&) = delete;
+  BlsStreams& operator=(const BlsStreams&) = delete;
+  ~BlsStreams() { CancelAll(); }
+
+  // Starts the call of a "bls" message with `decoupled` set (inputs in `*payload`, which the call
+  // takes, or pinned in `stub`'s pool); nothing is answered yet.
+  void Start(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
+             StubProcess& stub);
+  // Answers "bls_next" (stream `m.request`) with the stream's next response, waiting for it until
+  // `deadline` (then: the call is cancelled and answered as timed out, final).
+  Status Next(const StubMessage& m, std::chrono::steady_clock::time_point deadline,
+              StubProcess& stub);
+  // "bls_cancel" (stream `m.request`): cancels the called request (API v6 InferCall::cancel;
+  // Triton's ResponseIterator.cancel()); its responses still come. With `m.flags` 1 (an iterator
+  // dropped before its end) they are discarded and the stream forgotten. Answered only when the
+  // stub waits for it (`m.tag` != 0).
+  Status Cancel(const StubMessage& m, StubProcess& stub);
+  // Cancels and forgets every stream (the stub is gone, or the instance ends).
+  void CancelAll();
+  size_t size() const { return streams_.size(); }
+
+ private:
+  std::map<int64_t, std::shared_ptr<BlsStream>> streams_;
+};
+
+// Whether `m` is a BLS or model-control question (whose payload the caller reads whole).
+bool IsServerQuestion(const StubMessage& m);
+
+// Answers a BLS call (its inputs in `*payload`, which the call takes, or pinned in the stub's pool,
+// so the called request reads them without a copy: backend API v8 InferCall::inputs_owner; waiting
+// for the called model until `deadline`: a call still running then is answered as timed out), a BLS
+// stream's question (`streams`) or a model-control call. `executing`: asked during the instance's
+// Execute (this thread waits for the answer, and the scheduler marked this instance busy, so it is
+// never handed the call): the called model may run on this thread (InferCall::allow_inline). The
+// watcher thread, which answers while the instance is idle, queues its calls.
+Status AnswerServerQuestion(const Settings& settings, const StubMessage& m,
+                            std::vector<char>* payload,
+                            std::chrono::steady_clock::time_point deadline, bool executing,
+                            BlsStreams& streams, StubProcess& stub);
+
+// A pb_utils.MetricFamily / Metric call of the stub whose metrics are owned by `owner`: applied to
+// `metrics` and answered (but "release"). A malformed message is an error of the channel.
+Status AnswerMetric(CustomMetrics& metrics, int64_t owner, const std::string& json,
+                    StubProcess& stub);
+
+}  // namespace nereid::backends::python
