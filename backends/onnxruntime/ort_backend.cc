@@ -429,7 +429,8 @@ class OrtBackend final : public backend::Backend {
     MutexLock lock(mu_);
     if (env_ == nullptr) {
       NEREID_RETURN_IF_ERROR(LoadOrtApi());
-      // Created on a thread of its own, named for it: the thread ORT starts with its environment
+      // Created on a thread of its own, named for it: the telemetry thread ORT 1.30 starts with
+      // its environment when a user turns telemetry back on (ORT_DISABLE_TELEMETRY=0; ADR 0021)
       // inherits the creator's name, and would otherwise pass for whichever server thread
       // happened to load the first ONNX model ("model-load", "load-api", main).
       std::shared_ptr<Ort::Env> env;

@@ -22,6 +22,7 @@
 #include "app/command_line.h"
 #include "app/file_limit.h"
 #include "app/metrics_endpoint.h"
+#include "app/process_environment.h"
 #include "common/logging.h"
 #include "core/server/inference_server.h"
 #include "core/stats/library_pages.h"
@@ -45,6 +46,7 @@ std::string DefaultBackendDirectory() {
 }
 
 int Run(int argc, char** argv) {
+  nereid::SetLibraryEnvironmentDefaults();  // before any thread starts
   const uint64_t open_files = nereid::RaiseOpenFileLimit();
   auto parsed = nereid::ParseCommandLine(argc, argv, DefaultBackendDirectory());
   if (!parsed.ok()) {

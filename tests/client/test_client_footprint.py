@@ -3,9 +3,10 @@ from /proc while Triton's client (HTTP and gRPC, sync and asyncio) drives the se
 
 - ready: no executor, load-API, reaper or trace-writer thread; every thread has a known name; the
   metrics port and CPU metrics have no thread of their own (the port is served by the HTTP I/O
-  threads, CPU gauges are read on scrape), so Nereid's threads are main, HTTP I/O, gRPC completion
-  queues and ONNX Runtime's environment thread, at most 13 with libgrpc's own on two CPUs;
-- ONNX Runtime is mapped only once an ONNX model loads (a repository without one never maps it);
+  threads, CPU gauges are read on scrape), so Nereid's threads are main, HTTP I/O and gRPC
+  completion queues, at most 12 with libgrpc's own on two CPUs;
+- ONNX Runtime is mapped only once an ONNX model loads (a repository without one never maps it),
+  and its telemetry is off (ADR 0021): no thread of its own, nothing written under $HOME;
 - requests run inline need no executor; a burst of concurrent requests (queued behind a busy
   instance) starts the executors, and every answer is still right;
 - the load API's threads start with the first load, at most --model-load-thread-count of them;
@@ -57,18 +58,19 @@ def test_ready_server_has_only_named_always_needed_threads(five_repo):
         unknown = set(names) - NEREID_NAMES - GRPC_NAMES
         assert not unknown, names
         assert not (set(names) & LAZY), names
-        # main only: ONNX Runtime's one internal thread (started with its Ort::Env) is created on
-        # a thread named "onnxruntime", whose name it inherits
         assert names.count("nereid") == 1, names
-        assert names.count("onnxruntime") == 1, names
+        # ONNX Runtime 1.30's telemetry thread (named "onnxruntime" by the plugin when a user
+        # opts back in with ORT_DISABLE_TELEMETRY=0) is not started: telemetry is off.
+        assert "onnxruntime" not in names, names
         # No thread for the metrics port or CPU metrics (there used to be "metrics-http" and
         # "cpu-metrics"): Nereid's own are main, HTTP I/O and gRPC completion queues.
         own = sorted({n for n in names if n not in GRPC_NAMES})
-        assert own == ["grpc-cq", "http-io", "nereid", "onnxruntime"], names
+        assert own == ["grpc-cq", "http-io", "nereid"], names
         if len(os.sched_getaffinity(server.proc.pid)) <= 2:
-            # 2 HTTP I/O + 2 completion queues (ADR 0009) + main + ONNX Runtime's + libgrpc's
-            # 6-7 (its event-engine pool has 2 or 3): 15 before the metrics threads went.
-            assert len(names) <= 13, names
+            # 2 HTTP I/O + 2 completion queues (ADR 0009) + main + libgrpc's 6-7 (its
+            # event-engine pool has 2 or 3): 15 before the metrics threads went, 13 before ONNX
+            # Runtime's telemetry was turned off.
+            assert len(names) <= 12, names
         metrics = requests.get(server.metrics_url(), timeout=10)
         assert metrics.status_code == 200
         assert "nv_cpu_utilization" in metrics.text and "nv_cpu_memory_used_bytes" in metrics.text
@@ -151,7 +153,7 @@ def test_onnx_runtime_is_mapped_only_with_the_first_onnx_model(five_repo, tmp_pa
             grpc.load_model("not_onnx")
         assert "not_onnx" in e.value.message()
         assert maps_onnxruntime(server)
-        assert thread_names(server).count("onnxruntime") == 1, thread_names(server)
+        assert "onnxruntime" not in thread_names(server), thread_names(server)
         assert not http.is_model_ready("not_onnx")
         grpc.load_model("simple")
         check_simple(http, httpclient)
@@ -172,6 +174,28 @@ def test_onnx_runtime_is_mapped_only_with_the_first_onnx_model(five_repo, tmp_pa
         asyncio.run(aio())
     finally:
         assert server.stop() == 0, server.stderr()[-4000:]
+
+
+def test_onnx_runtime_telemetry_is_off_and_writes_nothing_under_home(five_repo, tmp_path,
+                                                                    monkeypatch):
+    # ONNX Runtime 1.30 would start its telemetry with the first Ort::Env: a thread and a SQLite
+    # file under $HOME/.cache/Microsoft (then HTTPS uploads). Nereid sets ORT_DISABLE_TELEMETRY=1
+    # unless the user exported a value (ADR 0021); the runner's own value must not hide that.
+    monkeypatch.delenv("ORT_DISABLE_TELEMETRY", raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / "xdg-cache")}
+    server = GrpcServer([five_repo], name="footprint-telemetry", env=env).start()
+    try:
+        assert maps_onnxruntime(server)
+        for name, c in clients(server):
+            check_simple(c, httpclient if name == "http" else grpcclient)
+            c.close()
+        assert "onnxruntime" not in thread_names(server), thread_names(server)
+    finally:
+        assert server.stop() == 0, server.stderr()[-4000:]
+    written = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    assert written == [], written
 
 
 def test_load_api_threads_start_on_demand_and_reaper_on_unload(five_repo):
