@@ -26,17 +26,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import nereid_python_stub as stub_mod  # noqa: E402
+import nereid_stub_frames as frames  # noqa: E402
 import python_bench  # noqa: E402
 import triton_python_backend_utils as pb_utils  # noqa: E402
 
 def execute_frame(stub_mod):
     """One execute frame for one FP32 [1,16] request whose bytes are at offset 0 of the pool, as
     the server sends it (EncodeExecute and StubProcess::WriteBinary)."""
-    header = stub_mod._EXEC_HEAD.pack(stub_mod._EXECUTE, 0, 64, 1 << 20, 0, 1)
-    header += stub_mod._REQ_HEAD.pack(0, 0, 0, 0, 2, 1, 1) + b"{}"
-    header += stub_mod._U16.pack(7) + b"OUTPUT0"
-    header += stub_mod._IN_HEAD.pack(6, 11, 2, 0, 64) + b"INPUT0" + stub_mod._DIMS[2].pack(1, 16)
-    return stub_mod._HEADER.pack(len(header), 0) + header
+    header = frames._EXEC_HEAD.pack(frames._EXECUTE, 0, 64, 1 << 20, 0, 1)
+    header += frames._REQ_HEAD.pack(0, 0, 0, 0, 2, 1, 1) + b"{}"
+    header += frames._U16.pack(7) + b"OUTPUT0"
+    header += frames._IN_HEAD.pack(6, 11, 2, 0, 64) + b"INPUT0" + frames._DIMS[2].pack(1, 16)
+    return frames._HEADER.pack(len(header), 0) + header
 
 
 def main():
@@ -54,7 +55,7 @@ def main():
     x = np.full((1, 16), 0.5, dtype=np.float32)
     os.pwrite(shm_fd, x.tobytes(), 0)
 
-    channel = stub_mod.Channel(stub_end.detach(), shm_fd)
+    channel = frames.Channel(stub_end.detach(), shm_fd)
     stub = stub_mod.Stub(channel, "")
     pb_utils._stub = stub
     scope = {}
@@ -66,10 +67,10 @@ def main():
         """The answer to the next BLS call, as stub_questions.cc writes it (bls_frames.h: the
         output in the pool block at 64)."""
         name = b"OUTPUT0"
-        body = stub_mod._ANSWER_HEAD.pack(stub_mod._BLS_ANSWER, 1, 0, 0, 1, 0, next(tags), 64, 64,
+        body = frames._ANSWER_HEAD.pack(frames._BLS_ANSWER, 1, 0, 0, 1, 0, next(tags), 64, 64,
                                           1 << 20)
-        body += stub_mod._OUT_HEAD.pack(len(name), 11, 2, 64) + name + stub_mod._DIMS[2].pack(1, 16)
-        return stub_mod._HEADER.pack(len(body), 0) + body
+        body += frames._OUT_HEAD.pack(len(name), 11, 2, 64) + name + frames._DIMS[2].pack(1, 16)
+        return frames._HEADER.pack(len(body), 0) + body
     stub.model_name, stub.instance_name = "identity_py", "identity_py_0_0"  # initialize()
     stub.execute_thread = threading.get_ident()  # inside execute(), as serve() sets it
     frame = execute_frame(stub_mod)

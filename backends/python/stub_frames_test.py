@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "res
 import numpy as np  # noqa: E402
 
 import nereid_python_stub as stub_mod  # noqa: E402
+import nereid_stub_frames as frames  # noqa: E402
 import triton_python_backend_utils as pb_utils  # noqa: E402
 
 POOL = 1 << 20
@@ -20,26 +21,26 @@ POOL = 1 << 20
 
 def parse_bls(header):
     """The fields and inputs of a "bls" header, read as bls_frames.cc reads it."""
-    fields = stub_mod._BLS_HEAD.unpack_from(header)
+    fields = frames._BLS_HEAD.unpack_from(header)
     (kind, decoupled, flags, tag, version, timeout, correlation, name_size, id_size, text_size,
      params_size, n_requested, n_inputs) = fields
-    pos = stub_mod._BLS_HEAD.size
+    pos = frames._BLS_HEAD.size
     strings = []
     for size in (name_size, id_size, text_size, params_size):
         strings.append(header[pos:pos + size].decode())
         pos += size
     requested = []
     for _ in range(n_requested):
-        (size,) = stub_mod._U16.unpack_from(header, pos)
+        (size,) = frames._U16.unpack_from(header, pos)
         requested.append(header[pos + 2:pos + 2 + size].decode())
         pos += 2 + size
     inputs = []
     for _ in range(n_inputs):
-        size, code, dims, place, offset, nbytes = stub_mod._PLACED.unpack_from(header, pos)
-        pos += stub_mod._PLACED.size
+        size, code, dims, place, offset, nbytes = frames._PLACED.unpack_from(header, pos)
+        pos += frames._PLACED.size
         name = header[pos:pos + size].decode()
         pos += size
-        shape = list(stub_mod._DIMS[dims].unpack_from(header, pos))
+        shape = list(frames._DIMS[dims].unpack_from(header, pos))
         pos += 8 * dims
         inputs.append({"name": name, "code": code, "place": place, "offset": offset,
                        "size": nbytes, "shape": shape})
@@ -54,7 +55,7 @@ class BlsFrames(unittest.TestCase):
         self.server, stub_end = socket.socketpair()
         self.shm = os.memfd_create("stub-frames-test")
         os.ftruncate(self.shm, POOL)
-        self.channel = stub_mod.Channel(stub_end.detach(), self.shm)
+        self.channel = frames.Channel(stub_end.detach(), self.shm)
         self.stub = stub_mod.Stub(self.channel, "")
         self.pool = self.channel.pool.block(0, POOL, POOL)  # mapped, as by a first frame
         pb_utils._stub = self.stub
@@ -81,7 +82,7 @@ class BlsFrames(unittest.TestCase):
         frame = parse_bls(header)
         self.assertEqual((frame["kind"], frame["decoupled"], frame["flags"], frame["tag"],
                           frame["version"], frame["timeout"], frame["correlation"]),
-                         (stub_mod._BLS, 1, 2, 9, -1, 5, 0))
+                         (frames._BLS, 1, 2, 9, -1, 5, 0))
         self.assertEqual(frame["strings"], ["m", "r", "seq", '{"k": 1}'])
         self.assertEqual(frame["requested"], ["O1", "O2"])
         places = [(i["name"], i["place"], i["offset"], i["size"]) for i in frame["inputs"]]
@@ -115,13 +116,13 @@ class BlsFrames(unittest.TestCase):
         parts, chunks = [], []
         end = stub_mod.encode_binary_response(response, self.channel.pool, parts, chunks, 100)
         header = b"".join(parts)
-        has_error, _, count, _ = stub_mod._RESP_HEAD.unpack_from(header)
+        has_error, _, count, _ = frames._RESP_HEAD.unpack_from(header)
         self.assertEqual((has_error, count), (0, 3))
-        pos = stub_mod._RESP_HEAD.size
+        pos = frames._RESP_HEAD.size
         places = []
         for _ in range(count):
-            size, _, dims, place, offset, nbytes = stub_mod._PLACED.unpack_from(header, pos)
-            pos += stub_mod._PLACED.size
+            size, _, dims, place, offset, nbytes = frames._PLACED.unpack_from(header, pos)
+            pos += frames._PLACED.size
             places.append((header[pos:pos + size].decode(), place, offset, nbytes))
             pos += size + 8 * dims
         self.assertEqual(places, [("A", 0, 100, 16), ("IN", 1, 128, 64),
@@ -136,10 +137,10 @@ class BlsFrames(unittest.TestCase):
         body = b""
         data = b""
         for name, code, shape, raw in outputs:
-            body += stub_mod._OUT_HEAD.pack(len(name), code, len(shape), len(raw)) + \
-                name.encode() + stub_mod._DIMS[len(shape)].pack(*shape)
+            body += frames._OUT_HEAD.pack(len(name), code, len(shape), len(raw)) + \
+                name.encode() + frames._DIMS[len(shape)].pack(*shape)
             data += raw
-        head = stub_mod._ANSWER_HEAD.pack(stub_mod._BLS_ANSWER, final, error is not None,
+        head = frames._ANSWER_HEAD.pack(frames._BLS_ANSWER, final, error is not None,
                                           error[0] if error else 0, len(outputs), len(message),
                                           tag, 512 if in_pool else 0, len(data) if in_pool else 0,
                                           POOL if in_pool else 0)
@@ -147,7 +148,7 @@ class BlsFrames(unittest.TestCase):
         if in_pool:
             self.pool[512:512 + len(data)] = data
             data = b""
-        self.server.sendall(stub_mod._HEADER.pack(len(header), len(data)) + header + data)
+        self.server.sendall(frames._HEADER.pack(len(header), len(data)) + header + data)
 
     def test_an_answer_becomes_a_response_whose_tensors_know_their_place(self):
         x = np.arange(6, dtype=np.float32).reshape(2, 3)
