@@ -16,9 +16,12 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+import grpc_isolation  # noqa: E402
 import helpers  # noqa: E402
 import nereid_server  # noqa: E402
 from helpers import Server, repo  # noqa: E402
+
+grpc_isolation.install()
 
 REQUIRED_REPOS = [
     ("examples",), ("fixtures", "types"), ("fixtures", "features"), ("fixtures", "broken"),
