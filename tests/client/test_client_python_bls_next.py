@@ -19,6 +19,7 @@ and records events in order; IN chooses the mode:
   3: as 1 without T2 and without anybody opening the gate before the stream times out
      (stub-timeout-seconds): T1 gets the timeout error; the events are the response.
   4: answers ["ok"] at once.
+  5: as 2 (gate5, done5), for a model unloaded while T1 waits: T1 gets the unload error.
 """
 
 import json
@@ -78,6 +79,11 @@ def info(events):
 class TritonPythonModel:
     def initialize(self, args):
         self.dir = args["model_repository"]
+        self.reports = []  # the threads writing done<mode>: finalize waits for them
+
+    def finalize(self):
+        for t in self.reports:
+            t.join(60)
 
     def execute(self, requests):
         for r in requests:
@@ -107,15 +113,16 @@ class TritonPythonModel:
                     t1.join()
                     sender.send(info(events), flags=FINAL)
                 threading.Thread(target=t2, daemon=True).start()
-            elif mode == 2:
+            elif mode in (2, 5):
                 waiting.wait(60)
                 sender.send(info([]), flags=FINAL)
 
-                def report(t1=t1, events=events):
+                def report(t1=t1, events=events, mode=mode):
                     t1.join()
-                    with open(os.path.join(self.dir, "done2"), "w") as f:
+                    with open(os.path.join(self.dir, "done%d" % mode), "w") as f:
                         f.write(json.dumps(events))
-                threading.Thread(target=report, daemon=True).start()
+                self.reports.append(threading.Thread(target=report, daemon=True))
+                self.reports[-1].start()
             else:  # 3
                 def t3(sender=sender, t1=t1, events=events):
                     t1.join()
@@ -166,6 +173,8 @@ class TritonPythonModel:
 '''
 
 TIMEOUT = "BLS request to model 'gated_py' timed out (stub-timeout-seconds)"
+UNLOADING = ("Failed to process the request(s) for model instance 'waiter_py_0_0', message: the "
+             "model is unloading and the request had not sent its final response.")
 
 
 def write_repository(root):
@@ -184,14 +193,14 @@ def write_repository(root):
         (root / name / "config.pbtxt").write_text(
             python_models.config(name, inputs, outputs, extra=extra))
         (root / name / "1" / "model.py").write_text(code)
-    for name in ("gate0", "gate1", "gate2", "gate3", "done2"):
+    for name in ("gate0", "gate1", "gate2", "gate3", "gate5", "done2", "done5"):
         os.mkfifo(root / "waiter_py" / name)
 
 
-def start(tmp_path, name, stub_timeout_s):
+def start(tmp_path, name, stub_timeout_s, flags=()):
     write_repository(tmp_path)
     flag = f"--backend-config=python,stub-timeout-seconds={stub_timeout_s}"
-    s = GrpcServer([str(tmp_path)], [flag], name=name).start()
+    s = GrpcServer([str(tmp_path)], [flag, *flags], name=name).start()
     s.root = tmp_path
     return s
 
@@ -268,5 +277,24 @@ def test_next_that_times_out_is_answered_with_the_timeout_and_the_instance_serve
         gate = in_thread(lambda: (s.root / "waiter_py" / "gate3").write_text("go"))
         assert gate.get(timeout=60) is not None
         assert infer(s, 4) == ["ok"]
+    finally:
+        assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def test_next_waiting_at_the_unload_gets_the_unload_error(tmp_path):
+    # Nothing of the instance is pending (the request sent FINAL); T1 waits in next() when the
+    # model unloads: it gets the unload error rather than waiting (the stub then finalizes).
+    s = start(tmp_path, "client-python-bls-next-unload", 60,
+              ["--model-control-mode=explicit", "--load-model=*"])
+    try:
+        assert infer(s, 5) == []
+        done = in_thread(lambda: (s.root / "waiter_py" / "done5").read_text())
+        c = grpcclient.InferenceServerClient(s.target())
+        try:
+            c.unload_model("waiter_py")
+        finally:
+            c.close()
+        assert json.loads(done.get(timeout=60)) == [
+            "T1 got 0", "T1 error: " + UNLOADING, "T1 end"]
     finally:
         assert s.stop() == 0, s.stderr()[-4000:]
