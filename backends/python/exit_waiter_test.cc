@@ -24,6 +24,24 @@ TEST(ExitWaiter, ReadableSocketWakesTheWait) {
   close(fds[1]);
 }
 
+TEST(ExitWaiter, ABellWakesTheWaitAndStaysForItsOwner) {
+  // The BLS streams' bell (stub_questions.h): readable wakes the wait; Wait does not read it.
+  auto waiter = ExitWaiter::Create();
+  ASSERT_TRUE(waiter.ok());
+  int socket[2];
+  int bell[2];
+  ASSERT_EQ(pipe(socket), 0);
+  ASSERT_EQ(pipe(bell), 0);
+  EXPECT_EQ((*waiter)->Wait(0, socket[0], 20, bell[0]), Event::kWoken);  // timed out
+  ASSERT_EQ(write(bell[1], "x", 1), 1);
+  EXPECT_EQ((*waiter)->Wait(0, socket[0], -1, bell[0]), Event::kReadable);
+  EXPECT_EQ((*waiter)->Wait(0, -1, -1, bell[0]), Event::kReadable);  // still rung
+  char c = 0;
+  ASSERT_EQ(read(bell[0], &c, 1), 1);  // its owner clears it
+  EXPECT_EQ((*waiter)->Wait(0, socket[0], 20, bell[0]), Event::kWoken);
+  for (int fd : {socket[0], socket[1], bell[0], bell[1]}) close(fd);
+}
+
 TEST(ExitWaiter, ExitWinsOverAReadableSocket) {
   auto waiter = ExitWaiter::Create();
   ASSERT_TRUE(waiter.ok());

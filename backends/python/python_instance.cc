@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <string>
@@ -51,6 +53,8 @@ PythonInstance::~PythonInstance() {
   if (waiter_ != nullptr) waiter_->Wake();
   if (watcher_.joinable()) watcher_.join();
   MutexLock lock(mu_);
+  // A "bls_next" still waiting is answered, so that the thread in next() can end before finalize.
+  if (stub_ != nullptr) bls_streams_.CancelAll(stub_.get(), Unloaded());
   FailPending();  // a decoupled request that never sent FINAL ends here (unload, stop)
   if (stub_ == nullptr) {
     model_->settings->metrics->ReleaseOwner(metrics_owner_);
@@ -131,7 +135,8 @@ Status PythonInstance::Execute(const backend::ExecuteArgs& args) {
       stub_.reset();  // kills it; the watcher sees it gone
       return NotHealthy();
     }
-    if (!pending_.empty()) waiter_->Wake();  // the watcher reads the stub while we are idle
+    // The watcher reads the stub while we are idle (and answers the "bls_next" still waiting).
+    if (!pending_.empty() || bls_streams_.waiting()) waiter_->Wake();
     return s;
   } catch (const std::exception& e) {
     return Internal(std::string("python backend: ") + e.what());
@@ -179,23 +184,38 @@ Status PythonInstance::Initialize() {
 void PythonInstance::Watch() {
   while (!stopping_) {
     pid_t pid = 0;
-    int read_fd = -1;  // the stub's socket while requests of earlier executions still send
+    // The stub's socket while requests of earlier executions still send or a "bls_next" waits;
+    // the BLS streams' bell and the earliest deadline while a "bls_next" waits.
+    int read_fd = -1;
+    int bell_fd = -1;
+    int timeout_ms = -1;
     {
       MutexLock lock(mu_);
       // The unload notice: the requests still held end now (Triton's would hold the unload).
-      if (model_->unload->unloading() && !pending_.empty()) FailPending(Unloaded());
+      if (model_->unload->unloading() && (!pending_.empty() || bls_streams_.waiting())) {
+        FailPending(Unloaded());
+      }
+      if (stub_ != nullptr && bls_streams_.waiting()) AnswerStreamsIdle();
       if (stub_ != nullptr) {
         pid = stub_->pid();
-        if (!pending_.empty()) {
+        if (!pending_.empty() || bls_streams_.waiting()) {
           if (stub_->Readable()) {
             ReadIdle();
             continue;
           }
           read_fd = stub_->fd();
         }
+        if (bls_streams_.waiting()) {
+          bell_fd = bls_streams_.bell_fd();
+          const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+                                bls_streams_.earliest() - std::chrono::steady_clock::now())
+                                .count();
+          timeout_ms = static_cast<int>(std::clamp<decltype(left)>(left, 0, 1 << 30));
+          if (bell_fd < 0) timeout_ms = std::min(timeout_ms, 10);  // no eventfd: poll
+        }
       }
     }
-    const ExitWaiter::Event event = waiter_->Wait(pid, read_fd);
+    const ExitWaiter::Event event = waiter_->Wait(pid, read_fd, timeout_ms, bell_fd);
     if (event != ExitWaiter::Event::kExited || stopping_) continue;  // readable: read above
     MutexLock lock(mu_);  // waits for an Execute in flight, which fails on the dead stub
     if (stopping_) break;
@@ -237,12 +257,24 @@ StatusOr<std::string> PythonInstance::AskReady() {
   Status s = Channel(stub_->Write(R"({"op":"is_ready"})", {}));
   for (bool done = false; s.ok() && !done;) s = ReadDecoupledFrame(nullptr, deadline, &done);
   ready_answer_ = nullptr;
+  if (bls_streams_.waiting()) waiter_->Wake();  // a "bls_next" came meanwhile: the watcher's
   if (s.ok()) return answer;
   Log(*model_->settings, backend::LogLevel::kError,
       "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
           ") " + std::string(s.message()) + " while asked is_ready(); restarting it");
   Restart();
   return Unavailable(std::string(NotHealthy().message()));
+}
+
+void PythonInstance::AnswerStreamsIdle() {
+  const Status s = bls_streams_.AnswerDue(*stub_);
+  if (model_->decoupled) ClaimWritten();
+  if (s.ok()) return;
+  broken_ = true;
+  Log(*model_->settings, backend::LogLevel::kError,
+      "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
+          ") " + std::string(s.message()) + "; restarting it");
+  Restart();
 }
 
 void PythonInstance::ReadIdle() {
@@ -268,7 +300,9 @@ void PythonInstance::FailPending(const Status& error) {
   pending_.clear();
   group_left_.clear();
   claims_.Clear();
-  bls_streams_.CancelAll();  // the called requests are cancelled (API v6)
+  // The called requests are cancelled (API v6). On the unload notice (`error`) the stub lives on:
+  // its "bls_next" still waiting get the error.
+  bls_streams_.CancelAll(error.ok() ? nullptr : stub_.get(), status);
 }
 
 void PythonInstance::FinishRequest(int64_t id) {

@@ -2,6 +2,11 @@
 // the stub, the stub's questions answered while execute runs (BLS, is_cancelled, model control,
 // release flags), and its results read into the core's outputs or sent through decoupled
 // response senders.
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -63,6 +68,7 @@ Status PythonInstance::ReadResult(const backend::ExecuteArgs& args,
                                   std::chrono::steady_clock::time_point deadline) {
   while (true) {
     FrameSizes sizes;
+    NEREID_RETURN_IF_ERROR(AwaitStub(deadline));
     NEREID_RETURN_IF_ERROR(Channel(stub_->ReadHeader(&sizes, deadline, &header_)));
     const std::string& json = header_;
     StatusOr<StubMessage> m = Parse(json, sizes.payload_size);
@@ -113,6 +119,27 @@ Status PythonInstance::ReadResult(const backend::ExecuteArgs& args,
     }
     return s;
   }
+}
+
+Status PythonInstance::AwaitStub(std::chrono::steady_clock::time_point deadline) {
+  using Clock = std::chrono::steady_clock;
+  while (bls_streams_.waiting()) {
+    NEREID_RETURN_IF_ERROR(Channel(bls_streams_.AnswerDue(*stub_)));
+    if (model_->decoupled) ClaimWritten();  // as for any BLS answer (ReadDecoupledFrame)
+    if (!bls_streams_.waiting() || stub_->Readable()) break;
+    const Clock::time_point now = Clock::now();
+    if (deadline <= now) break;
+    const Clock::time_point until = std::min(deadline, bls_streams_.earliest());
+    auto wait = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
+    if (wait < 0) wait = 0;
+    if (bls_streams_.bell_fd() < 0) wait = std::min<decltype(wait)>(wait, 10);  // no eventfd
+    pollfd fds[2] = {{stub_->fd(), POLLIN, 0}, {bls_streams_.bell_fd(), POLLIN, 0}};
+    const int timeout = static_cast<int>(std::min<decltype(wait)>(wait, 1 << 30));
+    if (poll(fds, 2, timeout) < 0 && errno != EINTR) {
+      return Channel(Internal(std::string("poll failed: ") + std::strerror(errno)));
+    }
+  }
+  return Status::Ok();
 }
 
 Status PythonInstance::ReadPayload(uint64_t size, std::chrono::steady_clock::time_point deadline,
@@ -220,6 +247,7 @@ Status PythonInstance::ReadDecoupled(const backend::ExecuteArgs& args,
 Status PythonInstance::ReadDecoupledFrame(const backend::ExecuteArgs* args,
                                           std::chrono::steady_clock::time_point deadline,
                                           bool* done) {
+  NEREID_RETURN_IF_ERROR(AwaitStub(deadline));
   StatusOr<Frame> f = stub_->Read(deadline);
   NEREID_RETURN_IF_ERROR(Channel(f.status()));
   StatusOr<StubMessage> m = Parse(f->json, f->payload.size());

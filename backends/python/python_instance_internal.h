@@ -5,7 +5,8 @@
 //
 // Thread-safety: a PythonInstance is used by one Execute at a time (the core's contract) and by
 // its watcher thread, which restarts a dead stub and, while the instance is idle, reads what a
-// decoupled model's sender threads send for requests of earlier executions: both hold the
+// decoupled model's sender threads send for requests of earlier executions and answers a BLS
+// stream's "bls_next" still waiting (and whatever the stub asks meanwhile): both hold the
 // instance's mutex while they use the stub.
 #pragma once
 
@@ -166,6 +167,16 @@ class PythonInstance final : public backend::ModelInstance {
 
   Status ReadResult(const backend::ExecuteArgs& args, std::span<const RequestHeader> requests,
                     std::chrono::steady_clock::time_point deadline) REQUIRES(mu_);
+
+  // Before the next frame of the stub: while a "bls_next" waits (BlsStreams), waits for the
+  // stub's socket, a stream's response (the streams' bell) or the earliest waiting deadline,
+  // answering what is due meanwhile. Returns when the stub has bytes to read, nothing waits any
+  // more, or `deadline` passed (the read then times out as before).
+  Status AwaitStub(std::chrono::steady_clock::time_point deadline) REQUIRES(mu_);
+
+  // The watcher (the instance idle): answers the "bls_next" now due; a stub that cannot be
+  // written is restarted.
+  void AnswerStreamsIdle() REQUIRES(mu_);
 
   Status ReadPayload(uint64_t size, std::chrono::steady_clock::time_point deadline,
                      std::vector<char>* payload) REQUIRES(mu_);

@@ -1,6 +1,9 @@
 #include "python/stub_questions.h"
 
-#include <condition_variable>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <deque>
 #include <future>
 #include <memory>
@@ -135,21 +138,46 @@ Status RunBls(const Settings& settings, const StubMessage& m, std::vector<char>*
 
 }  // namespace
 
+// Rung by a stream's Push when a "bls_next" waits on it; the instance's reader polls it.
+struct BlsBell {
+  const int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  BlsBell() = default;
+  BlsBell(const BlsBell&) = delete;
+  BlsBell& operator=(const BlsBell&) = delete;
+  ~BlsBell() {
+    if (fd >= 0) close(fd);
+  }
+  void Ring() const {
+    const uint64_t one = 1;
+    if (fd >= 0) (void)!write(fd, &one, sizeof(one));
+  }
+  void Clear() const {
+    uint64_t count = 0;
+    if (fd >= 0) (void)!read(fd, &count, sizeof(count));
+  }
+};
+
 // The responses of a decoupled BLS call, queued by the server's threads for the instance's.
 struct BlsStream {
   std::string model;
   std::shared_ptr<CancelToken> cancel = std::make_shared<CancelToken>();
+  std::shared_ptr<const BlsBell> bell;
+  // The stub's "bls_next" on this stream not answered yet: tag and deadline, in order. Used by
+  // the instance's thread only (under the instance's lock, as BlsStreams).
+  std::deque<std::pair<int64_t, std::chrono::steady_clock::time_point>> nexts;
   Mutex mu;
-  std::condition_variable cv;
   std::deque<std::pair<StatusOr<std::vector<backend::InferTensor>>, bool>> queue GUARDED_BY(mu);
   bool dropped GUARDED_BY(mu) = false;  // nobody reads the rest: discard it
+  bool wanted GUARDED_BY(mu) = false;   // `nexts` is not empty: Push rings the bell
   void Push(StatusOr<std::vector<backend::InferTensor>> r, bool final) {
+    bool ring = false;
     {
       MutexLock lock(mu);
       if (dropped) return;
       queue.emplace_back(std::move(r), final);
+      ring = wanted;
     }
-    cv.notify_one();
+    if (ring && bell != nullptr) bell->Ring();
   }
   void Drop() {
     cancel->Cancel();
@@ -159,17 +187,25 @@ struct BlsStream {
   }
 };
 
+BlsStreams::BlsStreams() : bell_(std::make_shared<BlsBell>()) {}
+
+int BlsStreams::bell_fd() const { return bell_->fd; }
+
 void BlsStreams::Start(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
                        StubProcess& stub) {
   std::vector<backend::TensorRef> inputs;
   backend::InferCall call = MakeCall(m, payload, stub, &inputs);
   auto stream = std::make_shared<BlsStream>();
   stream->model = m.model_name;
+  stream->bell = bell_;
   call.cancel = stream->cancel;
   call.on_response = [stream](StatusOr<std::vector<backend::InferTensor>> r) {
     stream->Push(std::move(r), false);
   };
-  if (auto old = streams_.find(m.tag); old != streams_.end()) old->second->Drop();
+  if (auto old = streams_.find(m.tag); old != streams_.end()) {
+    waiting_ -= old->second->nexts.size();
+    old->second->Drop();
+  }
   streams_[m.tag] = stream;
   if (!settings.infer) {
     stream->Push(Unsupported("BLS is not available in this server"), true);
@@ -189,13 +225,12 @@ Status BlsStreams::Next(const StubMessage& m, std::chrono::steady_clock::time_po
   }
   const std::shared_ptr<BlsStream> stream = it->second;
   UniqueLock lock(stream->mu);
-  while (stream->queue.empty()) {
-    if (lock.WaitUntil(stream->cv, deadline) == std::cv_status::timeout && stream->queue.empty()) {
-      lock.Unlock();
-      streams_.erase(it);
-      stream->Drop();
-      return WriteBlsResult(stub, m.tag, BlsTimedOut(stream->model), true);
-    }
+  if (!stream->nexts.empty() || stream->queue.empty()) {
+    // Nothing for it yet: answered by AnswerDue (a Push from now on rings the bell).
+    stream->nexts.emplace_back(m.tag, deadline);
+    stream->wanted = true;
+    ++waiting_;
+    return Status::Ok();
   }
   auto [result, final] = std::move(stream->queue.front());
   stream->queue.pop_front();
@@ -204,12 +239,76 @@ Status BlsStreams::Next(const StubMessage& m, std::chrono::steady_clock::time_po
   return WriteBlsResult(stub, m.tag, result, final);
 }
 
+Status BlsStreams::AnswerDue(StubProcess& stub) {
+  bell_->Clear();  // before looking: a Push after this rings again
+  if (waiting_ == 0) return Status::Ok();
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    const std::shared_ptr<BlsStream> stream = it->second;
+    bool erase = false;
+    while (!stream->nexts.empty() && !erase) {
+      const auto [tag, deadline] = stream->nexts.front();
+      std::optional<std::pair<StatusOr<std::vector<backend::InferTensor>>, bool>> response;
+      {
+        MutexLock lock(stream->mu);
+        if (!stream->queue.empty()) {
+          response.emplace(std::move(stream->queue.front()));
+          stream->queue.pop_front();
+        }
+        stream->wanted = stream->nexts.size() > 1 || !response.has_value();
+      }
+      if (!response.has_value() && deadline > now) break;  // still waiting
+      stream->nexts.pop_front();
+      --waiting_;
+      if (response.has_value()) {
+        erase = response->second;
+        NEREID_RETURN_IF_ERROR(WriteBlsResult(stub, tag, response->first, response->second));
+        continue;
+      }
+      // Timed out: as a BLS call still running at its deadline; the call is cancelled.
+      erase = true;
+      stream->Drop();
+      NEREID_RETURN_IF_ERROR(WriteBlsResult(stub, tag, BlsTimedOut(stream->model), true));
+    }
+    if (erase) {
+      // The stream ended: "bls_next" still waiting on it (two threads on one iterator) get what a
+      // closed stream gets.
+      for (const auto& [tag, deadline] : stream->nexts) {
+        --waiting_;
+        NEREID_RETURN_IF_ERROR(WriteBlsResult(
+            stub, tag, Internal("BLS stream " + std::to_string(it->first) + " is not open"), true));
+      }
+      stream->nexts.clear();
+      it = streams_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return Status::Ok();
+}
+
+std::chrono::steady_clock::time_point BlsStreams::earliest() const {
+  auto first = std::chrono::steady_clock::time_point::max();
+  if (waiting_ == 0) return first;
+  for (const auto& [id, stream] : streams_) {
+    for (const auto& [tag, deadline] : stream->nexts) first = std::min(first, deadline);
+  }
+  return first;
+}
+
 Status BlsStreams::Cancel(const StubMessage& m, StubProcess& stub) {
   auto it = streams_.find(m.request);
   if (it != streams_.end()) {
     if (m.flags & 1) {
-      it->second->Drop();
+      const std::shared_ptr<BlsStream> stream = it->second;
+      stream->Drop();
       streams_.erase(it);
+      for (const auto& [tag, deadline] : stream->nexts) {
+        --waiting_;
+        NEREID_RETURN_IF_ERROR(WriteBlsResult(
+            stub, tag, Internal("BLS stream " + std::to_string(m.request) + " is not open"), true));
+      }
+      stream->nexts.clear();
     } else {
       it->second->cancel->Cancel();
     }
@@ -217,9 +316,16 @@ Status BlsStreams::Cancel(const StubMessage& m, StubProcess& stub) {
   return m.tag != 0 ? stub.Write(EncodeCancelled(m.tag, true), {}) : Status::Ok();
 }
 
-void BlsStreams::CancelAll() {
-  for (auto& [id, stream] : streams_) stream->Drop();
+void BlsStreams::CancelAll(StubProcess* stub, const Status& why) {
+  for (auto& [id, stream] : streams_) {
+    stream->Drop();
+    for (const auto& [tag, deadline] : stream->nexts) {
+      if (stub != nullptr) (void)WriteBlsResult(*stub, tag, why, true);
+    }
+    stream->nexts.clear();
+  }
   streams_.clear();
+  waiting_ = 0;
 }
 
 bool IsServerQuestion(const StubMessage& m) {

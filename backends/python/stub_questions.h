@@ -22,15 +22,19 @@
 namespace nereid::backends::python {
 
 struct BlsStream;
+struct BlsBell;
 
 // The decoupled BLS calls (exec(decoupled=True)) of one stub that are still open, by stream id
 // (the tag of the stub's "bls" message). Their responses queue here as the called model sends
-// them; each goes to the stub when it asks for the next one ("bls_next"), so the instance answers
-// the stub's other questions (another exec(), is_cancelled(), logs, metrics) meanwhile.
-// Not thread-safe: used under its instance's lock (the called model's threads only queue).
+// them; each goes to the stub when it asks for the next one ("bls_next"). A "bls_next" whose
+// stream has nothing queued yet waits here, not in the reader: the instance's thread goes on
+// reading the stub (another exec(), is_cancelled(), logs, metrics of the stub's other threads are
+// answered at once), polls bell_fd() with the stub's socket, and calls AnswerDue when it rings or
+// the earliest waiting deadline passes.
+// Not thread-safe: used under its instance's lock (the called model's threads only queue and ring).
 class BlsStreams {
  public:
-  BlsStreams() = default;
+  BlsStreams();
   BlsStreams(const BlsStreams&) = delete;
   BlsStreams& operator=(const BlsStreams&) = delete;
   ~BlsStreams() { CancelAll(); }
@@ -39,21 +43,36 @@ class BlsStreams {
   // takes, or pinned in `stub`'s pool); nothing is answered yet.
   void Start(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
              StubProcess& stub);
-  // Answers "bls_next" (stream `m.request`) with the stream's next response, waiting for it until
-  // `deadline` (then: the call is cancelled and answered as timed out, final).
+  // "bls_next" (stream `m.request`): answered at once with the stream's next response when one is
+  // queued (and no earlier "bls_next" of the stream waits), or when the stream is not open; else
+  // the question waits (until `deadline`) and AnswerDue answers it.
   Status Next(const StubMessage& m, std::chrono::steady_clock::time_point deadline,
               StubProcess& stub);
+  // Writes the answers now due, in order per stream: queued responses for the waiting "bls_next",
+  // and the waiting ones whose deadline passed (answered as timed out, final; the call cancelled).
+  // Clears the bell.
+  Status AnswerDue(StubProcess& stub);
+  // Whether a "bls_next" waits for its answer.
+  bool waiting() const { return waiting_ > 0; }
+  // The earliest deadline of the waiting "bls_next" (time_point::max(): none).
+  std::chrono::steady_clock::time_point earliest() const;
+  // Readable (an eventfd) once a stream a "bls_next" waits on got a response; -1 when no eventfd
+  // could be made (the reader then polls AnswerDue in short slices).
+  int bell_fd() const;
   // "bls_cancel" (stream `m.request`): cancels the called request (API v6 InferCall::cancel;
   // Triton's ResponseIterator.cancel()); its responses still come. With `m.flags` 1 (an iterator
   // dropped before its end) they are discarded and the stream forgotten. Answered only when the
   // stub waits for it (`m.tag` != 0).
   Status Cancel(const StubMessage& m, StubProcess& stub);
-  // Cancels and forgets every stream (the stub is gone, or the instance ends).
-  void CancelAll();
+  // Cancels and forgets every stream (the stub is gone, or the instance ends). With `stub`, the
+  // waiting "bls_next" are answered with `why` first (the stub lives on: the model unloads).
+  void CancelAll(StubProcess* stub = nullptr, const Status& why = Status::Ok());
   size_t size() const { return streams_.size(); }
 
  private:
   std::map<int64_t, std::shared_ptr<BlsStream>> streams_;
+  std::shared_ptr<BlsBell> bell_;
+  size_t waiting_ = 0;  // the "bls_next" not answered yet, over all streams
 };
 
 // Whether `m` is a BLS or model-control question (whose payload the caller reads whole).

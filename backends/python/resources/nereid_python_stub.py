@@ -105,8 +105,9 @@ class Stub:
         return pb_utils.ResponseIterator(tag)
 
     def bls_next(self, stream):
-        """The next response of `stream` (asked of the server, which answers other questions
-        between two of them) and whether it is the last."""
+        """The next response of `stream` and whether it is the last. The server answers when the
+        called model sent it, and answers other questions (of this thread between two of them, of
+        other threads meanwhile) in between: Channel files the answers by tag."""
         tag = next(self.channel.tags)
         self.channel.write(_BLS_NEXT_HEAD.pack(_BLS_NEXT, tag, stream))
         return self.bls_response(*self.channel.read(tag))
