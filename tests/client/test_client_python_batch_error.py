@@ -107,6 +107,10 @@ def infer_concurrently(server, name, values):
             outcomes[v] = client.infer("batch_error_py", inputs(module, v))
         except InferenceServerException as e:
             outcomes[v] = e
+        finally:
+            # Closed on its own thread: garbage-collected on another, the HTTP client's gevent
+            # pool finds no hub there (a PytestUnraisableExceptionWarning in CI).
+            client.close()
 
     threads = [threading.Thread(target=call, args=(v,)) for v in values]
     for t in threads:
