@@ -259,11 +259,15 @@ StatusOr<std::string> PythonInstance::AskReady() {
   ready_answer_ = nullptr;
   if (bls_streams_.waiting()) waiter_->Wake();  // a "bls_next" came meanwhile: the watcher's
   if (s.ok()) return answer;
+  RestartBroken(s, " while asked is_ready()");
+  return Unavailable(std::string(NotHealthy().message()));
+}
+
+void PythonInstance::RestartBroken(const Status& why, std::string_view during) {
   Log(*model_->settings, backend::LogLevel::kError,
       "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
-          ") " + std::string(s.message()) + " while asked is_ready(); restarting it");
+          ") " + std::string(why.message()) + std::string(during) + "; restarting it");
   Restart();
-  return Unavailable(std::string(NotHealthy().message()));
 }
 
 void PythonInstance::AnswerStreamsIdle() {
@@ -271,10 +275,7 @@ void PythonInstance::AnswerStreamsIdle() {
   if (model_->decoupled) ClaimWritten();
   if (s.ok()) return;
   broken_ = true;
-  Log(*model_->settings, backend::LogLevel::kError,
-      "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
-          ") " + std::string(s.message()) + "; restarting it");
-  Restart();
+  RestartBroken(s);
 }
 
 void PythonInstance::ReadIdle() {
@@ -286,10 +287,7 @@ void PythonInstance::ReadIdle() {
   if (s.ok() && done) s = Channel(Internal("unexpected 'done' message"));
   if (s.ok()) return;
   broken_ = true;
-  Log(*model_->settings, backend::LogLevel::kError,
-      "python backend: stub of '" + options_.name + "' (pid " + std::to_string(stub_->pid()) +
-          ") " + std::string(s.message()) + "; restarting it");
-  Restart();
+  RestartBroken(s);
 }
 
 void PythonInstance::FailPending(const Status& error) {

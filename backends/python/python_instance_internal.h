@@ -107,6 +107,8 @@ class PythonInstance final : public backend::ModelInstance {
 
   // Replaces a dead (or broken) stub, failing the requests still waiting for its responses.
   void Restart() REQUIRES(mu_);
+  // Logs why the idle stub broke the protocol (`why`, asked `during`) and restarts it.
+  void RestartBroken(const Status& why, std::string_view during = "") REQUIRES(mu_);
 
   // Asks the idle stub's is_ready(): "" (ready) or why not. A stub that breaks the protocol or
   // does not answer within stub-timeout-seconds is restarted, as in ReadIdle.
