@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <limits>
 
 namespace nereid::perf {
 namespace {
@@ -101,6 +102,10 @@ ResponseHead ParseResponseHead(std::string_view buf) {
     }
   }
   if (!have_length) length = 0;  // e.g. a 204 or an error without a body
+  if (length > std::numeric_limits<size_t>::max() - r.head) {  // head + body would wrap
+    r.state = ResponseHead::kBad;
+    return r;
+  }
   r.total = r.head + length;
   r.state = buf.size() >= r.total ? ResponseHead::kComplete : ResponseHead::kNeedMore;
   return r;

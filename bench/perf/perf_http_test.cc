@@ -23,6 +23,17 @@ TEST(PerfHttp, PartialResponses) {
   EXPECT_EQ(h.total, h.head + 10);
 }
 
+// Found by fuzz_perf_replies: head + Content-Length 2^64-1 wrapped to a small total, and the
+// reply counted as complete.
+TEST(PerfHttp, ContentLengthThatWouldWrapIsBad) {
+  EXPECT_EQ(
+      ParseResponseHead("HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n}").state,
+      ResponseHead::kBad);
+  EXPECT_EQ(
+      ParseResponseHead("HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551590\r\n\r\n").state,
+      ResponseHead::kBad);
+}
+
 TEST(PerfHttp, NoLengthMeansNoBody) {
   ResponseHead h = ParseResponseHead("HTTP/1.1 204 No Content\r\n\r\n");
   EXPECT_EQ(h.state, ResponseHead::kComplete);
