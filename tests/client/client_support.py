@@ -63,7 +63,8 @@ def serve_repository(tmp_path_factory, directory, write, args, name):
     s = GrpcServer([str(root)], args, name=name).start()
     s.root = root
     yield s
-    assert s.stop() == 0, s.stderr()[-4000:]
+    code = s.stop()
+    assert code == 0, f"exit code {code}\n{s.stderr()[-4000:]}"
 
 
 def identity_inputs(module, values, binary=False):

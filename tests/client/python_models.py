@@ -403,6 +403,83 @@ class TritonPythonModel:
         return returned
 '''
 
+# A non-decoupled model whose reply a thread sends after execute returned None (Triton's QA
+# test_non_decoupled_one_response_post_return). MODE 0: the reply, then a flags-only FINAL;
+# 1: the reply with FINAL; 2: a BLS call to add_sub_py first, then the reply (20 + the sum of
+# OUTPUT0); 3: an ordinary returned reply, the request kept; 4: a send through the kept request's
+# sender (its reply was formed in an earlier execution) must raise "closed": OUT 14 when it does;
+# 5: execute is a coroutine whose asyncio task sends the reply (15) after it returned (Triton's
+# response_sender_async QA model).
+SENDER_LATER = '''
+import asyncio
+import threading
+import time
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
+
+
+def reply(value):
+    return pb_utils.InferenceResponse([pb_utils.Tensor("OUT", np.array([value], dtype=np.int32))])
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        self.kept = None
+
+    def later(self, sender, mode, returned):
+        returned.wait()
+        time.sleep(0.05)  # most often after execute's return (either way the reply must come)
+        if mode == 0:
+            sender.send(reply(10))
+            sender.send(flags=FINAL)
+        elif mode == 1:
+            sender.send(reply(11), flags=FINAL)
+        else:
+            ones = np.ones((1, 4), dtype=np.float32)  # add_sub_py batches: [1, 4]
+            answer = pb_utils.InferenceRequest(
+                model_name="add_sub_py", requested_output_names=["OUTPUT0"],
+                inputs=[pb_utils.Tensor("INPUT0", ones), pb_utils.Tensor("INPUT1", ones)]).exec()
+            if answer.has_error():
+                sender.send(pb_utils.InferenceResponse(error=answer.error()), flags=FINAL)
+                return
+            total = pb_utils.get_output_tensor_by_name(answer, "OUTPUT0").as_numpy().sum()
+            sender.send(reply(20 + int(total)), flags=FINAL)
+
+    async def execute_async(self, requests):
+        async def later(sender):
+            await asyncio.sleep(0.05)
+            sender.send(reply(15), flags=FINAL)
+        self.tasks = [asyncio.create_task(later(r.get_response_sender())) for r in requests]
+        return None
+
+    def execute(self, requests):
+        if int(pb_utils.get_input_tensor_by_name(requests[0], "MODE").as_numpy()[0]) == 5:
+            return self.execute_async(requests)
+        returned = threading.Event()
+        answers = []
+        for request in requests:
+            mode = int(pb_utils.get_input_tensor_by_name(request, "MODE").as_numpy()[0])
+            if mode == 3:
+                self.kept = request
+                answers.append(reply(13))
+            elif mode == 4:
+                try:
+                    self.kept.get_response_sender().send(reply(99), flags=FINAL)
+                    answers.append(reply(0))
+                except pb_utils.TritonModelException as e:
+                    closed = "Response sender has been closed" in str(e)
+                    answers.append(reply(14 if closed else 0))
+            else:
+                threading.Thread(target=self.later, daemon=True,
+                                 args=(request.get_response_sender(), mode, returned)).start()
+                answers.append(None)
+        returned.set()
+        return None if all(a is None for a in answers) else answers
+'''
+
 # A decoupled model that keeps its senders and never sends FINAL (issue 17, "Bad input").
 NEVER_FINAL = '''
 import triton_python_backend_utils as pb_utils
@@ -463,6 +540,8 @@ def write_all(root):
                                 extra="model_transaction_policy { decoupled: true }"), DECOUPLED),
         "sender_one_py": (config("sender_one_py", [io("MODE", "TYPE_INT32", [1])],
                                  [io("OUT", "TYPE_INT32", [1])]), SENDER_ONE),
+        "sender_later_py": (config("sender_later_py", [io("MODE", "TYPE_INT32", [1])],
+                                   [io("OUT", "TYPE_INT32", [1])]), SENDER_LATER),
         "decoupled_bls_py": (config("decoupled_bls_py", [io("IN", "TYPE_INT32", [1])],
                                     [io("OUT", "TYPE_INT32", [1])],
                                     extra="model_transaction_policy { decoupled: true }"),

@@ -562,3 +562,63 @@ def test_non_decoupled_sender_refuses_a_second_reply(server, mode, text):
     # The model keeps serving.
     h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
     assert h.infer("sender_one_py", mode_input(httpclient, 0)).as_numpy("OUT").tolist() == [10]
+
+
+@pytest.mark.parametrize("mode,value", [(0, 10), (1, 11), (2, 28), (5, 15)])
+def test_non_decoupled_reply_from_a_thread_after_execute_returned(server, mode, value):
+    """Triton's test_non_decoupled_one_response_post_return: execute returns None and a thread of
+    the model sends the one reply later (mode 2 after a BLS call from that thread, which the
+    server answers while it waits for the reply; mode 5 from an asyncio task of a coroutine
+    execute). Every client gets it as its one reply."""
+    for name, c in clients(server):
+        result = c.infer("sender_later_py", mode_input(module_of(name), mode))
+        assert result.as_numpy("OUT").tolist() == [value], name
+
+    async def run():
+        for name, c in aio_clients(server):
+            try:
+                result = await c.infer("sender_later_py", mode_input(module_of(name), mode))
+                assert result.as_numpy("OUT").tolist() == [value], name
+            finally:
+                await c.close()
+    asyncio.run(run())
+
+    results = queue.Queue()
+    c = grpcclient.InferenceServerClient(server.target())
+    c.start_stream(callback=lambda result, error: results.put((result, error)))
+    try:
+        c.async_stream_infer("sender_later_py", mode_input(grpcclient, mode), request_id="s",
+                             enable_empty_final_response=True)
+        result, error = results.get(timeout=20)
+        assert error is None, error
+        assert result.as_numpy("OUT").tolist() == [value]
+        assert result.get_response().parameters["triton_final_response"].bool_param
+    finally:
+        c.stop_stream()
+        c.close()
+
+
+def test_non_decoupled_replies_from_threads_of_concurrent_requests(server):
+    """Many clients at once, each reply sent by a thread after execute returned: every client
+    gets its own reply."""
+    modes = [i % 2 for i in range(12)]
+    c = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}", concurrency=12)
+    try:
+        pending = [c.async_infer("sender_later_py", mode_input(httpclient, m)) for m in modes]
+        got = [p.get_result(timeout=60).as_numpy("OUT").tolist() for p in pending]
+    finally:
+        c.close()
+    assert got == [[10 + m] for m in modes]
+
+
+def test_non_decoupled_sender_of_an_answered_request_is_closed(server):
+    """A request kept past its execution (whose reply was formed) cannot send again: its sender
+    raises Triton's closed text in the later execution, whose own reply is unaffected."""
+    h = httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+    try:
+        assert h.infer("sender_later_py", mode_input(httpclient, 3)).as_numpy("OUT").tolist() == \
+            [13]
+        assert h.infer("sender_later_py", mode_input(httpclient, 4)).as_numpy("OUT").tolist() == \
+            [14]
+    finally:
+        h.close()

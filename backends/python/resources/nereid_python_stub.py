@@ -46,6 +46,10 @@ class Stub:
         self.instance = ""  # model_instance_name (is_ready texts)
         self.decoupled = False
         self.collected = {}  # request index -> response a non-decoupled model sent
+        # Non-decoupled: the server ids [first, end) whose senders may still reply (the execution
+        # under way, until its reply is formed); collect_response wakes execute's wait.
+        self.collecting = range(0)
+        self.replied = threading.Condition(threading.Lock())
         self.rescheduled = []  # (request index, release flags) of the execution that returned
         self.first_request = 0  # the server's id of the current execution's first request
         self.execute_thread = None  # the thread inside execute() (None between executions)
@@ -254,8 +258,30 @@ class Stub:
         return requests
 
     def collect_response(self, index, response):
-        """A non-decoupled model's response sent through its sender (one per request)."""
-        self.collected[index - self.first_request] = response
+        """A non-decoupled model's response sent through its sender (one per request): taken
+        while its execution's reply is not yet formed, also from a thread after execute returned
+        (Triton's); a sender of an execution whose reply was formed is closed."""
+        with self.replied:
+            if index not in self.collecting:
+                raise pb_utils.TritonModelException(
+                    "Unable to send response. Response sender has been closed.")
+            self.collected[index - self.collecting.start] = response
+            self.replied.notify_all()
+
+    def await_replies(self, requests, result):
+        """Execute returned None for requests whose senders the model holds and that have not
+        replied yet: waits until each sends its reply (a thread of the model may send after
+        execute returned, as Triton's test_non_decoupled_one_response_post_return does). The
+        server reads the stub meanwhile (BLS, logs, is_cancelled) and bounds the wait with
+        stub-timeout-seconds, as any execute."""
+        owed = [i for i, r in enumerate(requests)
+                if r._sender is not None and not r._sender._closed and
+                not r._release_flags & pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE and
+                (result is None or (isinstance(result, list) and i < len(result) and
+                                    result[i] is None))]
+        if owed:
+            with self.replied:
+                self.replied.wait_for(lambda: all(i in self.collected for i in owed))
 
     def check_ready(self):
         """The model's is_ready() (sync or async): "" when it answers True, else why not."""
@@ -313,11 +339,14 @@ class Stub:
 
     def execute(self, msg, payload):
         requests = self.make_requests(msg, payload)
-        self.collected = {}
         self.rescheduled = []
         if self.decoupled:
             with self.finals_lock:
                 self.pending.update(r._index for r in requests)
+        else:
+            with self.replied:
+                self.collected = {}
+                self.collecting = range(self.first_request, self.first_request + len(requests))
         try:
             result = self.model.execute(requests)
             if hasattr(result, "__await__"):
@@ -325,8 +354,12 @@ class Stub:
                     self.run_in_background(result, requests, self.instance_name)
                     return {"op": "done"}, []
                 result = self.run_coroutine(result)
+            if not self.decoupled:
+                self.await_replies(requests, result)
         finally:
             if not self.decoupled:  # the reply is formed below: later sends are refused
+                with self.replied:
+                    self.collecting = range(0)
                 for r in requests:
                     if r._sender is not None:
                         r._sender._closed = True

@@ -239,6 +239,7 @@ class InferenceResponseSender:
     def __init__(self, index):
         self._index = index
         self._closed = False
+        self._final_sent = False
         self._sent = 0  # responses and flags-only FINALs sent so far
         self._cancelled = False
 
@@ -254,6 +255,11 @@ class InferenceResponseSender:
                 raise TritonModelException(
                     "Unable to send response. Non-decoupled model cannot send complete final "
                     "before sending a response.")
+            if response is None and flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL and \
+                    not self._final_sent:  # after the reply: carries nothing, also once it is
+                self._final_sent = self._closed = True  # formed (a thread's reply, then FINAL)
+                self._sent += 1
+                return
         if self._closed:
             raise TritonModelException("Unable to send response. Response sender has been closed.")
         if response is not None and not isinstance(response, InferenceResponse):
@@ -264,12 +270,16 @@ class InferenceResponseSender:
                 "Inference Response object must be provided when the response flags is set to "
                 "zero.")
         if flags & TRITONSERVER_RESPONSE_COMPLETE_FINAL:
-            self._closed = True
+            self._final_sent = self._closed = True
         self._sent += 1
         if decoupled:
             _stub.send_response(self._index, response, flags)
-        elif response is not None:  # becomes the request's one reply when execute returns
-            _stub.collect_response(self._index, response)
+        else:  # becomes the request's one reply when its execution's reply is formed
+            try:
+                _stub.collect_response(self._index, response)
+            except TritonModelException:  # that reply was formed already: this one is refused
+                self._closed = True
+                raise
 
     def is_cancelled(self):
         """True once the client gave up on this request (decoupled models: a cancelled gRPC
