@@ -13,6 +13,11 @@ void NameThisThread(std::string_view name) {
   pthread_setname_np(pthread_self(), cut.c_str());
 }
 
+void NameThread(std::thread& thread, std::string_view name) {
+  const std::string cut(name.substr(0, kMaxThreadName));
+  pthread_setname_np(thread.native_handle(), cut.c_str());
+}
+
 std::string ThisThreadName() {
   char buf[kMaxThreadName + 1] = {};
   if (pthread_getname_np(pthread_self(), buf, sizeof(buf)) != 0) return {};

@@ -53,10 +53,11 @@ def five_repo(tmp_path_factory):
 
 
 def settled_thread_names(server, timeout=10.0):
-    """The thread names once every thread has named itself. A thread is created with its
-    creator's name ("nereid" for main) and names itself when it first runs: the gRPC completion
-    queue threads are started just before the log line start() waits for, and under ASan on a
-    busy machine one was still "nereid" when read (CI rehearsal)."""
+    """The thread names once every thread has its name. A thread is created with its creator's
+    name ("nereid" for main). Nereid's own threads are named by their creator before it goes on
+    (StartNamedThread), but gRPC's internal threads and the plugins' name themselves when they
+    first run; under ASan on a busy machine one was still "nereid" when read (CI rehearsal, when
+    the completion-queue threads still named themselves too)."""
     deadline = time.monotonic() + timeout
     names = thread_names(server)
     while names.count("nereid") > 1 and time.monotonic() < deadline:

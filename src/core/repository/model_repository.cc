@@ -156,10 +156,7 @@ std::vector<Status> ModelRepository::LoadParallel(const std::vector<std::string>
   const size_t n = std::min<size_t>(std::max(1, options_.load_thread_count), names.size());
   std::vector<std::thread> threads;
   for (size_t i = 1; i < n; ++i) {
-    threads.emplace_back([&worker] {
-      NameThisThread("model-load");
-      worker();
-    });
+    threads.push_back(StartNamedThread("model-load", [&worker] { worker(); }));
   }
   worker();
   for (auto& t : threads) t.join();

@@ -32,10 +32,7 @@ void RepositoryPoller::Prime() {
 }
 
 void RepositoryPoller::Start() {
-  thread_ = std::thread([this] {
-    NameThisThread("repo-poller");
-    Loop();
-  });
+  thread_ = StartNamedThread("repo-poller", [this] { Loop(); });
 }
 
 void RepositoryPoller::Trigger() {
@@ -140,10 +137,7 @@ void RepositoryPoller::RunTasks(const std::vector<Task>& tasks) {
   const size_t n = std::min<size_t>(std::max(1, options_.load_thread_count), tasks.size());
   std::vector<std::thread> threads;
   for (size_t i = 1; i < n; ++i) {
-    threads.emplace_back([&worker] {
-      NameThisThread("model-load");
-      worker();
-    });
+    threads.push_back(StartNamedThread("model-load", [&worker] { worker(); }));
   }
   worker();
   for (auto& t : threads) t.join();

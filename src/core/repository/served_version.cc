@@ -36,10 +36,7 @@ void Reaper::Dispose(std::shared_ptr<const void> first, std::shared_ptr<const vo
   queue_.emplace_back(std::move(first), std::move(then));
   if (!thread_.joinable() && !stopping_) {
     // The first disposal starts the thread: a server that never unloads has none until shutdown.
-    thread_ = std::thread([this] {
-      NameThisThread("reaper");
-      Loop();
-    });
+    thread_ = StartNamedThread("reaper", [this] { Loop(); });
   }
   if (live_ > 0) --live_;
   cv_.notify_one();

@@ -75,10 +75,7 @@ DynamicBatchScheduler::DynamicBatchScheduler(
   }
   threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
   if (options_.HasTimeouts())
-    timeout_thread_ = std::thread([this] {
-      NameThisThread("batch-timeout");
-      TimeoutLoop();
-    });
+    timeout_thread_ = StartNamedThread("batch-timeout", [this] { TimeoutLoop(); });
 }
 
 DynamicBatchScheduler::~DynamicBatchScheduler() { Stop(); }

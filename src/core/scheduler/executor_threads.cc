@@ -8,10 +8,7 @@ void ExecutorThreads::Start(size_t count, const std::function<void(size_t)>& loo
   MutexLock lock(mu_);
   threads_.reserve(threads_.size() + count);
   for (size_t i = 0; i < count; ++i) {
-    threads_.emplace_back([loop, i] {
-      NameThisThread("executor");
-      loop(i);
-    });
+    threads_.push_back(StartNamedThread("executor", [loop, i] { loop(i); }));
     ids_.push_back(threads_.back().get_id());
   }
 }

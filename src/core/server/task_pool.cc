@@ -29,10 +29,7 @@ void TaskPool::Submit(std::function<void()> task) {
     // Every queued task beyond the idle threads wants a thread of its own, up to the limit.
     if (queue_.size() > idle_ && threads_.size() < max_threads_) {
       try {
-        threads_.emplace_back([this] {
-          NameThisThread(thread_name_);
-          Loop();
-        });
+        threads_.push_back(StartNamedThread(thread_name_, [this] { Loop(); }));
       } catch (...) {
         if (threads_.empty()) queue_.pop_back();  // nothing would ever run it
         throw;

@@ -25,10 +25,7 @@ bool TraceWriter::Post(Job&& job) {
     if (!stopping_ && pending_bytes_ + job.records.size() <= max_pending_bytes_) {
       if (!thread_.joinable()) {
         // Started by the first job: a server that never writes a trace has no writer thread.
-        thread_ = std::thread([this] {
-          NameThisThread("trace-writer");
-          Loop();
-        });
+        thread_ = StartNamedThread("trace-writer", [this] { Loop(); });
       }
       pending_bytes_ += job.records.size();
       queue_.push_back(std::move(job));

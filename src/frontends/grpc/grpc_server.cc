@@ -135,10 +135,7 @@ StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Create(const GrpcServerOptions
   grpc_frontend::ListenRepositoryCalls(impl->shared);
   grpc_frontend::ListenModelStreamInfer(impl->shared);
   for (int i = 0; i < options.infer_thread_count; ++i) {
-    impl->threads.emplace_back([p = impl.get()] {
-      NameThisThread("grpc-cq");
-      p->Serve();
-    });
+    impl->threads.push_back(StartNamedThread("grpc-cq", [p = impl.get()] { p->Serve(); }));
   }
   return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
 }

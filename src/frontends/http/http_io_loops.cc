@@ -60,10 +60,7 @@ void IoLoops::Start(const std::string& thread_name) {
   if (started_ || stopped()) return;
   started_ = true;
   for (auto& loop : loops_) {
-    loop->thread = std::thread([&ioc = loop->ioc, thread_name] {
-      NameThisThread(thread_name);
-      Run(ioc);
-    });
+    loop->thread = StartNamedThread(thread_name, [&ioc = loop->ioc] { Run(ioc); });
   }
 }
 

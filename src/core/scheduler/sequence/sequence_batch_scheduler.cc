@@ -50,10 +50,7 @@ SequenceBatchScheduler::SequenceBatchScheduler(
                 options_.delay_count);
   }
   threads_.Start(instances_.size(), [this](size_t i) { ExecutorLoop(i); });
-  reaper_ = std::thread([this] {
-    NameThisThread("seq-reaper");
-    ReaperLoop();
-  });
+  reaper_ = StartNamedThread("seq-reaper", [this] { ReaperLoop(); });
 }
 
 SequenceBatchScheduler::~SequenceBatchScheduler() { Stop(); }
