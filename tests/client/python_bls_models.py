@@ -102,6 +102,9 @@ class TritonPythonModel:
             if kwargs.pop("cpu_memory", False):
                 kwargs["preferred_memory"] = pb_utils.PreferredMemory(
                     pb_utils.TRITONSERVER_MEMORY_CPU, 0)
+            if kwargs.pop("parent_trace", False):  # Triton's BLS tracing idiom
+                kwargs["trace"] = request.trace()
+                assert kwargs["trace"].get_context() is None  # no OpenTelemetry mode
             try:
                 call = pb_utils.InferenceRequest(model_name=target, inputs=[
                     pb_utils.Tensor("INPUT", x.astype(np.int32))],

@@ -234,7 +234,8 @@ class TritonPythonModel:
                 model_name=model, requested_output_names=["OUTPUT0"],
                 inputs=[pb_utils.Tensor("INPUT0", x.reshape(1, 4)),
                         pb_utils.Tensor("INPUT1", np.ones((1, 4), dtype=np.float32))],
-                timeout=json.loads(request.parameters()).get("bls_timeout", 0))
+                timeout=json.loads(request.parameters()).get("bls_timeout", 0),
+                trace=request.trace())  # Triton's BLS tracing idiom
             if json.loads(request.parameters()).get("bls_threads"):
                 # Two threads call at once (answers matched by tag).
                 got = []

@@ -161,6 +161,16 @@ def test_bls_sequence_flags_keep_the_called_sequence_models_state(server):
         assert fields_call(c, name, dict(base, flags=2), x=1) == "8"
 
 
+def test_bls_with_the_requests_trace_runs(server):
+    """`InferenceRequest(..., trace=request.trace())`, Triton's BLS tracing idiom (its QA bls
+    model and user models use it): the call runs; get_context() is None (no OpenTelemetry)."""
+    echo = {"model_name": "echo_fields_py", "outputs": ["INFO"], "request_id": "traced"}
+    for name, c in clients(server):
+        plain = fields_call(c, name, dict(echo))
+        assert fields_call(c, name, dict(echo, parent_trace=True)) == plain, name
+        assert not plain.startswith(("error", "TypeError", "AttributeError")), plain
+
+
 def test_bls_request_fields_bad_input(server):
     echo = {"model_name": "echo_fields_py", "outputs": ["INFO"]}
     cases = [
@@ -181,6 +191,7 @@ def test_bls_request_fields_bad_input(server):
          "integer"),
         (dict(echo, preferred_memory="CPU"), "TypeError: InferenceRequest preferred_memory must "
          "be a PreferredMemory"),
+        (dict(echo, trace="t"), "TypeError: InferenceRequest trace must be an InferenceTrace"),
     ]
     for name, c in clients(server):
         for kwargs, expected in cases:

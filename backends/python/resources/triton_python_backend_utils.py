@@ -334,6 +334,20 @@ def _parameters_to_json(parameters):
     return json.dumps(parameters)
 
 
+class InferenceTrace:
+    """Triton's trace of a request (`request.trace()`), given to a BLS InferenceRequest as
+    `trace=` (Triton's BLS tracing). get_context() is the request's OpenTelemetry context: None,
+    as in Triton's "triton" trace mode, the only one Nereid has."""
+
+    __slots__ = ("_request",)
+
+    def __init__(self, request=-1):
+        self._request = request  # the server's id of the traced request (-1: none)
+
+    def get_context(self):
+        return None
+
+
 class InferenceRequest:
     """A request handed to execute(), or one model.py makes to another model (BLS: exec())."""
 
@@ -357,6 +371,10 @@ class InferenceRequest:
         if preferred_memory is not None and not isinstance(preferred_memory, PreferredMemory):
             raise TypeError("InferenceRequest preferred_memory must be a PreferredMemory, got "
                             f"{preferred_memory!r}")
+        if trace is not None and not isinstance(trace, InferenceTrace):
+            raise TypeError("InferenceRequest trace must be an InferenceTrace (request.trace()), "
+                            f"got {trace!r}")
+        self._trace = trace
         self._id = request_id
         self._correlation_id = correlation_id
         self._inputs = list(inputs or [])
@@ -415,6 +433,12 @@ class InferenceRequest:
 
     def timeout(self):
         return self._timeout
+
+    def trace(self):
+        """The request's InferenceTrace (Triton's), to pass to a BLS request's `trace=`."""
+        if self._index >= 0:  # a request given to execute()
+            return InferenceTrace(self._index)
+        return getattr(self, "_trace", None) or InferenceTrace()
 
     def parameters(self):
         return self._parameters
