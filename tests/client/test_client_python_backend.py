@@ -514,19 +514,18 @@ def mode_input(module, mode):
     return [t]
 
 
-@pytest.mark.parametrize("mode", [0, 1])
-def test_non_decoupled_sender_reply_and_final_make_one_reply(server, mode):
-    """Mode 0 sends the reply, then a flags-only FINAL: the client gets one reply (Triton's
-    frontends do the same); mode 1 sends the reply with FINAL."""
+def assert_one_reply_everywhere(server, model, mode, value):
+    """MODE `mode` of `model` answers OUT == [value] as one reply to every client: HTTP and
+    gRPC, their asyncio forms, and the gRPC stream (one message, marked final)."""
     for name, c in clients(server):
-        result = c.infer("sender_one_py", mode_input(module_of(name), mode))
-        assert result.as_numpy("OUT").tolist() == [10 + mode], name
+        result = c.infer(model, mode_input(module_of(name), mode))
+        assert result.as_numpy("OUT").tolist() == [value], name
 
     async def run():
         for name, c in aio_clients(server):
             try:
-                result = await c.infer("sender_one_py", mode_input(module_of(name), mode))
-                assert result.as_numpy("OUT").tolist() == [10 + mode], name
+                result = await c.infer(model, mode_input(module_of(name), mode))
+                assert result.as_numpy("OUT").tolist() == [value], name
             finally:
                 await c.close()
     asyncio.run(run())
@@ -535,17 +534,24 @@ def test_non_decoupled_sender_reply_and_final_make_one_reply(server, mode):
     c = grpcclient.InferenceServerClient(server.target())
     c.start_stream(callback=lambda result, error: results.put((result, error)))
     try:
-        c.async_stream_infer("sender_one_py", mode_input(grpcclient, mode), request_id="s",
+        c.async_stream_infer(model, mode_input(grpcclient, mode), request_id="s",
                              enable_empty_final_response=True)
         result, error = results.get(timeout=20)
         assert error is None, error
-        assert result.as_numpy("OUT").tolist() == [10 + mode]
+        assert result.as_numpy("OUT").tolist() == [value]
         assert result.get_response().parameters["triton_final_response"].bool_param
         time.sleep(0.3)
         assert results.empty()  # one reply, no separate flags-only FINAL
     finally:
         c.stop_stream()
         c.close()
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_non_decoupled_sender_reply_and_final_make_one_reply(server, mode):
+    """Mode 0 sends the reply, then a flags-only FINAL: the client gets one reply (Triton's
+    frontends do the same); mode 1 sends the reply with FINAL."""
+    assert_one_reply_everywhere(server, "sender_one_py", mode, 10 + mode)
 
 
 @pytest.mark.parametrize("mode,text", [
@@ -570,32 +576,7 @@ def test_non_decoupled_reply_from_a_thread_after_execute_returned(server, mode, 
     the model sends the one reply later (mode 2 after a BLS call from that thread, which the
     server answers while it waits for the reply; mode 5 from an asyncio task of a coroutine
     execute). Every client gets it as its one reply."""
-    for name, c in clients(server):
-        result = c.infer("sender_later_py", mode_input(module_of(name), mode))
-        assert result.as_numpy("OUT").tolist() == [value], name
-
-    async def run():
-        for name, c in aio_clients(server):
-            try:
-                result = await c.infer("sender_later_py", mode_input(module_of(name), mode))
-                assert result.as_numpy("OUT").tolist() == [value], name
-            finally:
-                await c.close()
-    asyncio.run(run())
-
-    results = queue.Queue()
-    c = grpcclient.InferenceServerClient(server.target())
-    c.start_stream(callback=lambda result, error: results.put((result, error)))
-    try:
-        c.async_stream_infer("sender_later_py", mode_input(grpcclient, mode), request_id="s",
-                             enable_empty_final_response=True)
-        result, error = results.get(timeout=20)
-        assert error is None, error
-        assert result.as_numpy("OUT").tolist() == [value]
-        assert result.get_response().parameters["triton_final_response"].bool_param
-    finally:
-        c.stop_stream()
-        c.close()
+    assert_one_reply_everywhere(server, "sender_later_py", mode, value)
 
 
 def test_non_decoupled_replies_from_threads_of_concurrent_requests(server):
