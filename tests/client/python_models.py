@@ -94,6 +94,8 @@ class TritonPythonModel:
             return [pb_utils.InferenceResponse([out])] * 2
         if mode == 4:
             return ["not a response"]
+        if mode == 40:  # not InferenceResponses, and == on them is elementwise
+            return [np.array([1, 2])]
         if mode == 5:
             return [pb_utils.InferenceResponse(
                 [pb_utils.Tensor("OUT", np.array([1.5], dtype=np.float32))])]

@@ -172,6 +172,8 @@ def test_execute_errors_fail_the_request_and_the_instance_lives(server):
                 "InferenceResponse(s) size is:2") in faulty_error(c, m, 3)
         assert ("Expected an 'InferenceResponse' object in the execute function return list, "
                 "found type 'str'.") in faulty_error(c, m, 4)
+        assert ("Expected an 'InferenceResponse' object in the execute function return list, "
+                "found type 'ndarray'.") in faulty_error(c, m, 40)
         assert "of type FP32, configuration says INT64" in faulty_error(c, m, 5)
         assert "did not produce output 'OUT'" in faulty_error(c, m, 6)
         assert faulty_error(c, m, 7) == "bad mode seven"

@@ -343,10 +343,9 @@ class Stub:
         if self.decoupled:
             with self.finals_lock:
                 self.pending.update(r._index for r in requests)
-        else:
-            with self.replied:
-                self.collected = {}
-                self.collecting = range(self.first_request, self.first_request + len(requests))
+        else:  # in this order: a stale sender sees a range without its id either way
+            self.collected = {}
+            self.collecting = range(self.first_request, self.first_request + len(requests))
         try:
             result = self.model.execute(requests)
             if hasattr(result, "__await__"):
@@ -354,7 +353,8 @@ class Stub:
                     self.run_in_background(result, requests, self.instance_name)
                     return {"op": "done"}, []
                 result = self.run_coroutine(result)
-            if not self.decoupled:
+            if not self.decoupled and (result is None or (type(result) is list and
+                                                          _holds_none(result))):
                 self.await_replies(requests, result)
         finally:
             if not self.decoupled:  # the reply is formed below: later sends are refused
@@ -477,6 +477,15 @@ class Stub:
                         self.loop.call_soon_threadsafe(self.loop.stop)
                     self.channel.write({"op": "ok"})
                 return
+
+
+def _holds_none(items):
+    """Whether a list has a None (by identity: `None in items` would compare a model's wrong
+    return values, numpy arrays among them, with ==)."""
+    for item in items:
+        if item is None:
+            return True
+    return False
 
 
 async def _await(coro):
