@@ -314,11 +314,11 @@ def python_stub_binary_frames():
 def python_stub_bls_frames():
     """BLS calls and a BLS stream's "next" (bls_frames.h), as nereid_python_stub.py packs them:
     (header, payload size)."""
-    def call(tag, decoupled, text_id, parameters, inputs):
+    def call(tag, decoupled, text_id, parameters, inputs, parent=-1):
         name, request_id, requested = b"add_sub", b"r1", [b"OUTPUT0"]
-        out = struct.pack("<BB2xIqqQQIIIIHH", 4, decoupled, 3, tag, -1, 1500, 7, len(name),
-                          len(request_id), len(text_id), len(parameters), len(requested),
-                          len(inputs))
+        out = struct.pack("<BB2xIqqQQqIIIIHH", 4, decoupled, 3, tag, -1, 1500, 7, parent,
+                          len(name), len(request_id), len(text_id), len(parameters),
+                          len(requested), len(inputs))
         out += name + request_id + text_id + parameters
         for r in requested:
             out += struct.pack("<H", len(r)) + r
@@ -331,7 +331,7 @@ def python_stub_bls_frames():
     strings = (b"S", 13, [1], 0, 16, 7)
     return [(call(1, 0, b"", b"{}", [in_payload, in_pool]), 16),
             (call(2, 1, b"seq", b'{"s":"x","n":-1,"b":true}', [in_payload, strings]), 23),
-            (call(3, 0, b"", b"{}", []), 0),
+            (call(3, 0, b"", b"{}", [], parent=2), 0),
             (struct.pack("<B7xqq", 6, 4, 2), 0)]
 
 

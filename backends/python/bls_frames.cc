@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include "common/config_json.h"
@@ -44,11 +45,13 @@ StatusOr<StubMessage> ParseBls(BinaryReader* in, uint64_t payload_size, uint64_t
   StubMessage m;
   m.op = "bls";
   uint64_t decoupled = 0, pad = 0, flags = 0, tag = 0, version = 0, timeout = 0, correlation = 0,
-           name_size = 0, id_size = 0, corr_size = 0, params_size = 0, requested = 0, inputs = 0;
+           parent = 0, name_size = 0, id_size = 0, corr_size = 0, params_size = 0, requested = 0,
+           inputs = 0;
   if (!in->Le(1, &decoupled) || !in->Le(2, &pad) || !in->Le(4, &flags) || !in->Le(8, &tag) ||
       !in->Le(8, &version) || !in->Le(8, &timeout) || !in->Le(8, &correlation) ||
-      !in->Le(4, &name_size) || !in->Le(4, &id_size) || !in->Le(4, &corr_size) ||
-      !in->Le(4, &params_size) || !in->Le(2, &requested) || !in->Le(2, &inputs)) {
+      !in->Le(8, &parent) || !in->Le(4, &name_size) || !in->Le(4, &id_size) ||
+      !in->Le(4, &corr_size) || !in->Le(4, &params_size) || !in->Le(2, &requested) ||
+      !in->Le(2, &inputs)) {
     return CutShort();
   }
   if (timeout > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
@@ -60,6 +63,8 @@ StatusOr<StubMessage> ParseBls(BinaryReader* in, uint64_t payload_size, uint64_t
   m.model_version = static_cast<int64_t>(version);
   m.timeout_us = timeout;
   m.correlation_id = correlation;
+  // Any value: an id that names no request of the execution gives the call no parent trace.
+  m.parent_request = static_cast<int64_t>(parent);
   std::string parameters;
   if (!in->Bytes(name_size, &m.model_name) || !in->Bytes(id_size, &m.request_id) ||
       !in->Bytes(corr_size, &m.correlation_id_str) || !in->Bytes(params_size, &parameters)) {
@@ -98,6 +103,13 @@ StatusOr<StubMessage> ParseBlsFrame(std::string_view bytes, uint64_t payload_siz
   }
   if (!in.AtEnd()) return MalformedStubMessage("a BLS frame has trailing bytes");
   return m;
+}
+
+std::shared_ptr<const void> BlsParentTrace(int64_t parent_request, int64_t first_request,
+                                           std::span<const backend::RequestInfo> requests) {
+  if (parent_request < 0 || parent_request < first_request) return nullptr;
+  const auto i = static_cast<uint64_t>(parent_request - first_request);
+  return i < requests.size() ? requests[i].trace : nullptr;
 }
 
 bool EncodeBlsAnswer(int64_t tag, const Status& error,

@@ -2,7 +2,8 @@
 // a call costs no JSON on either side (stub_protocol.h has the framing). Little-endian:
 //
 //   bls (stub -> server): u8 kind (kBinaryBls), u8 decoupled, 2 zero bytes, u32 request flags,
-//     i64 tag, i64 model version, u64 timeout (µs), u64 correlation id, u32 model name size,
+//     i64 tag, i64 model version, u64 timeout (µs), u64 correlation id, i64 parent request (the
+//     id of the execution's request whose trace the call was given, -1: none), u32 model name size,
 //     u32 request id size, u32 string correlation id size, u32 parameters (JSON) size,
 //     u16 requested output count, u16 input count; the model name, the request id, the string
 //     correlation id, the parameters; per requested output u16 size + name; per input a placed
@@ -20,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,6 +39,13 @@ inline constexpr size_t kBlsAnswerShmSlot = 20;
 // the payload (`payload_size`) or the pool (`pool_size`, 0: none), as its place says.
 StatusOr<StubMessage> ParseBlsFrame(std::string_view bytes, uint64_t payload_size,
                                     uint64_t pool_size);
+
+// The trace a "bls" frame's call continues (backend API v9 InferCall::parent_trace): the trace of
+// its parent request when that is one of `requests`, the execution's requests, whose ids are
+// `first_request`, `first_request + 1`, ... Empty for any other id (none, stale, made up) and for
+// a request that is not traced.
+std::shared_ptr<const void> BlsParentTrace(int64_t parent_request, int64_t first_request,
+                                           std::span<const backend::RequestInfo> requests);
 
 // The answer to a "bls" or "bls_next" with `tag` into `out` (replacing its content, keeping its
 // capacity): `error`, or the outputs, whose bytes the caller sends as the payload in this order.

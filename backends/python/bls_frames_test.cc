@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,14 +24,14 @@ std::string Le(uint64_t v, int bytes) {
 // A "bls" frame as nereid_python_stub.py packs it.
 std::string Bls(int64_t tag, const std::string& model, const std::vector<TensorDesc>& inputs,
                 const std::string& parameters = "{}", const std::string& text_id = "",
-                bool decoupled = false, uint64_t timeout = 0) {
+                bool decoupled = false, uint64_t timeout = 0, int64_t parent = -1) {
   const std::string id = "req-1";
   const std::vector<std::string> requested = {"OUT"};
   std::string out = std::string(1, kBinaryBls) + Le(decoupled, 1) + Le(0, 2) + Le(3, 4) +
                     Le(tag, 8) + Le(static_cast<uint64_t>(-1), 8) + Le(timeout, 8) + Le(42, 8) +
-                    Le(model.size(), 4) + Le(id.size(), 4) + Le(text_id.size(), 4) +
-                    Le(parameters.size(), 4) + Le(requested.size(), 2) + Le(inputs.size(), 2) +
-                    model + id + text_id + parameters;
+                    Le(static_cast<uint64_t>(parent), 8) + Le(model.size(), 4) + Le(id.size(), 4) +
+                    Le(text_id.size(), 4) + Le(parameters.size(), 4) + Le(requested.size(), 2) +
+                    Le(inputs.size(), 2) + model + id + text_id + parameters;
   for (const std::string& r : requested) out += Le(r.size(), 2) + r;
   for (const TensorDesc& i : inputs) {
     out += Le(i.name.size(), 2) + Le(static_cast<uint64_t>(i.data_type), 1) +
@@ -48,7 +50,7 @@ TEST(BlsFrames, ParsesACall) {
   const std::string frame =
       Bls(7, "add_sub",
           {{"A", DataType::kFp32, {1, 4}, 0, 16}, {"B", DataType::kInt8, {3}, 4096, 3, true}},
-          R"({"s":"x","n":-2,"b":true})", "seq", true, 1500);
+          R"({"s":"x","n":-2,"b":true})", "seq", true, 1500, 12);
   StatusOr<StubMessage> m = ParseStubMessage(frame, 16, 1 << 20);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->op, "bls");
@@ -60,6 +62,7 @@ TEST(BlsFrames, ParsesACall) {
   EXPECT_EQ(m->timeout_us, 1500u);
   EXPECT_EQ(m->correlation_id, 42u);
   EXPECT_EQ(m->correlation_id_str, "seq");
+  EXPECT_EQ(m->parent_request, 12);
   EXPECT_TRUE(m->decoupled);
   EXPECT_EQ(m->requested_outputs, std::vector<std::string>{"OUT"});
   ASSERT_EQ(m->parameters.size(), 3u);
@@ -128,6 +131,31 @@ TEST(BlsFrames, RefusesTensorsOutsideTheirPlace) {
   EXPECT_THAT(error_of(Bls(1, "m", {}, "", "", false, ~0ull), 0, 0), HasSubstr("'timeout'"));
 }
 
+// The parent request is the stub's word: any value parses, and the instance gives no parent trace
+// for one that names no request of its execution.
+TEST(BlsFrames, TakesAnyParentRequest) {
+  for (int64_t parent : {int64_t{-1}, int64_t{0}, int64_t{-7}, INT64_MAX, INT64_MIN}) {
+    StatusOr<StubMessage> m = ParseStubMessage(Bls(1, "m", {}, "{}", "", false, 0, parent), 0);
+    ASSERT_TRUE(m.ok()) << parent << ": " << m.status().message();
+    EXPECT_EQ(m->parent_request, parent);
+  }
+}
+
+TEST(BlsFrames, TheParentTraceIsThatOfARequestOfTheExecution) {
+  auto first = std::make_shared<int>(1), third = std::make_shared<int>(3);
+  std::vector<backend::RequestInfo> requests(3);
+  requests[0].trace = first;
+  requests[2].trace = third;  // request 1 is not traced
+  EXPECT_EQ(BlsParentTrace(10, 10, requests), first);
+  EXPECT_EQ(BlsParentTrace(11, 10, requests), nullptr);
+  EXPECT_EQ(BlsParentTrace(12, 10, requests), third);
+  // Any other id gives none: no trace=, an earlier execution's request, one not sent yet.
+  for (int64_t id : {int64_t{-1}, int64_t{9}, int64_t{13}, INT64_MAX, INT64_MIN}) {
+    EXPECT_EQ(BlsParentTrace(id, 10, requests), nullptr) << id;
+  }
+  EXPECT_EQ(BlsParentTrace(0, 0, {}), nullptr);  // a call outside an execution
+}
+
 TEST(BlsFrames, RefusesBadParameters) {
   for (const char* json : {R"({"f":1.5})", R"({"l":[1]})", "[1]", "{", ""}) {
     StatusOr<StubMessage> m = ParseStubMessage(Bls(1, "m", {}, json), 0);
@@ -140,7 +168,7 @@ TEST(BlsFrames, ACountFarBeyondTheFrameEndsAtItsEnd) {
   ASSERT_TRUE(ParseStubMessage(Bls(1, "m", {}), 0).ok());
   // 65535 inputs announced, none there: cut short, no huge work.
   std::string many = Bls(1, "m", {});
-  const size_t counts = 1 + 1 + 2 + 4 + 8 * 4 + 4 * 4;  // the requested and input counts
+  const size_t counts = 1 + 1 + 2 + 4 + 8 * 5 + 4 * 4;  // the requested and input counts
   many[counts + 2] = '\xff';
   many[counts + 3] = '\xff';
   EXPECT_THAT(std::string(ParseStubMessage(many, 0).status().message()), HasSubstr("cut short"));

@@ -172,9 +172,9 @@ Status PythonInstance::Initialize() {
       return Status::Ok();
     } else if (IsServerQuestion(m) && m.op != "bls") {
       // Model control from initialize() (Triton allows it there; the stub refuses BLS).
-      NEREID_RETURN_IF_ERROR(AnswerServerQuestion(*model_->settings, m, &f->payload,
-                                                  std::chrono::steady_clock::time_point::max(),
-                                                  /*executing=*/false, bls_streams_, *stub_));
+      NEREID_RETURN_IF_ERROR(AnswerServerQuestion(
+          *model_->settings, m, &f->payload, std::chrono::steady_clock::time_point::max(),
+          /*executing=*/false, nullptr, bls_streams_, *stub_));
     } else {
       return Internal(m.message);
     }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "python/bls_frames.h"
 #include "python/python_instance_internal.h"
 
 namespace nereid::backends::python {
@@ -157,9 +158,15 @@ StatusOr<bool> PythonInstance::AnswerQuestion(const StubMessage& m, std::vector<
                                               std::chrono::steady_clock::time_point deadline,
                                               const backend::ExecuteArgs* args) {
   if (IsServerQuestion(m)) {
+    // A BLS call with trace=request.trace() of a request of this execution is traced as its
+    // child; any other id (a decoupled request answered while idle, a stale id) gives none.
+    std::shared_ptr<const void> parent_trace =
+        args != nullptr && m.op == "bls"
+            ? BlsParentTrace(m.parent_request, first_request_, args->requests)
+            : nullptr;
     NEREID_RETURN_IF_ERROR(AnswerServerQuestion(*model_->settings, m, payload, deadline,
-                                                /*executing=*/args != nullptr, bls_streams_,
-                                                *stub_));
+                                                /*executing=*/args != nullptr,
+                                                std::move(parent_trace), bls_streams_, *stub_));
   } else if (m.op == "is_cancelled") {
     NEREID_RETURN_IF_ERROR(AnswerCancelled(m, args));
   } else {

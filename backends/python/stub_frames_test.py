@@ -22,8 +22,8 @@ POOL = 1 << 20
 def parse_bls(header):
     """The fields and inputs of a "bls" header, read as bls_frames.cc reads it."""
     fields = frames._BLS_HEAD.unpack_from(header)
-    (kind, decoupled, flags, tag, version, timeout, correlation, name_size, id_size, text_size,
-     params_size, n_requested, n_inputs) = fields
+    (kind, decoupled, flags, tag, version, timeout, correlation, parent, name_size, id_size,
+     text_size, params_size, n_requested, n_inputs) = fields
     pos = frames._BLS_HEAD.size
     strings = []
     for size in (name_size, id_size, text_size, params_size):
@@ -46,7 +46,7 @@ def parse_bls(header):
                        "size": nbytes, "shape": shape})
     assert pos == len(header)
     return {"kind": kind, "decoupled": decoupled, "flags": flags, "tag": tag, "version": version,
-            "timeout": timeout, "correlation": correlation, "strings": strings,
+            "timeout": timeout, "correlation": correlation, "parent": parent, "strings": strings,
             "requested": requested, "inputs": inputs}
 
 
@@ -102,9 +102,25 @@ class BlsFrames(unittest.TestCase):
             pb_utils.InferenceRequest(model_name="m", inputs=[t], correlation_id=7), False, 1)
         frame = parse_bls(header)
         self.assertEqual(frame["correlation"], 7)
+        self.assertEqual(frame["parent"], -1)  # no trace=
         self.assertEqual(frame["strings"], ["m", "", "", "{}"])
         self.assertEqual(frame["inputs"][0]["place"], 0)
         self.assertEqual(b"".join(bytes(c) for c in chunks), t.as_numpy().tobytes())
+
+    def test_the_parent_request_is_the_trace_given(self):
+        """trace=request.trace() names the request given to execute() (its index), so the server
+        traces the call as that request's child; without a traced request, -1."""
+        traced = pb_utils.InferenceRequest._from_server("r", 0, [], [], 0, "caller", "{}", 5)
+        cases = [(traced.trace(), 5), (None, -1), (pb_utils.InferenceTrace(), -1),
+                 (pb_utils.InferenceRequest(model_name="x").trace(), -1),
+                 (pb_utils.InferenceTrace(1 << 70), -1), (pb_utils.InferenceTrace("5"), -1)]
+        for trace, parent in cases:
+            request = pb_utils.InferenceRequest(model_name="m", trace=trace)
+            header, _ = self.stub.bls_frame(request, False, 1)
+            self.assertEqual(parse_bls(header)["parent"], parent, trace)
+        # A request given to execute() has no trace= of its own: sent as it is, no parent.
+        header, _ = self.stub.bls_frame(traced, False, 1)
+        self.assertEqual(parse_bls(header)["parent"], -1)
 
     def test_outputs_in_the_pool_go_by_their_place(self):
         sent = pb_utils.Tensor._trusted("IN", np.frombuffer(self.pool[128:192], np.float32))

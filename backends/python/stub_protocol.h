@@ -142,6 +142,9 @@ struct StubMessage {
   std::string correlation_id_str;  // a string correlation id
   std::vector<std::pair<std::string, std::variant<bool, int64_t, std::string>>> parameters;
   bool decoupled = false;  // exec(decoupled=True): answered by a stream of answers
+  // InferenceRequest(trace=request.trace()): the id of the request whose trace the call continues
+  // (Triton traces the call as that request's child); -1: none. Not checked by the parser.
+  int64_t parent_request = -1;
   // "load_model": the files (relative path, bytes in the payload); "unload_model".
   std::vector<std::pair<std::string, TensorDesc>> files;
   bool unload_dependents = false;

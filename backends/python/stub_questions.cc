@@ -118,10 +118,12 @@ Status WriteBlsResult(StubProcess& stub, int64_t tag,
 // Runs a BLS request of model.py on the server and answers the stub (its outputs or error);
 // a BLS call still running at `deadline` is answered as timed out.
 Status RunBls(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
-              std::chrono::steady_clock::time_point deadline, bool executing, StubProcess& stub) {
+              std::chrono::steady_clock::time_point deadline, bool executing,
+              std::shared_ptr<const void> parent_trace, StubProcess& stub) {
   std::vector<backend::TensorRef> inputs;
   backend::InferCall call = MakeCall(m, payload, stub, &inputs);
   call.allow_inline = executing;  // this thread waits for the answer below
+  call.parent_trace = std::move(parent_trace);
   using Result = StatusOr<std::vector<backend::InferTensor>>;
   auto promise = std::make_shared<std::promise<Result>>();
   std::future<Result> future = promise->get_future();
@@ -192,9 +194,10 @@ BlsStreams::BlsStreams() : bell_(std::make_shared<BlsBell>()) {}
 int BlsStreams::bell_fd() const { return bell_->fd; }
 
 void BlsStreams::Start(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
-                       StubProcess& stub) {
+                       std::shared_ptr<const void> parent_trace, StubProcess& stub) {
   std::vector<backend::TensorRef> inputs;
   backend::InferCall call = MakeCall(m, payload, stub, &inputs);
+  call.parent_trace = std::move(parent_trace);
   auto stream = std::make_shared<BlsStream>();
   stream->model = m.model_name;
   stream->bell = bell_;
@@ -336,12 +339,15 @@ bool IsServerQuestion(const StubMessage& m) {
 Status AnswerServerQuestion(const Settings& settings, const StubMessage& m,
                             std::vector<char>* payload,
                             std::chrono::steady_clock::time_point deadline, bool executing,
-                            BlsStreams& streams, StubProcess& stub) {
+                            std::shared_ptr<const void> parent_trace, BlsStreams& streams,
+                            StubProcess& stub) {
   if (m.op == "bls_next") return streams.Next(m, deadline, stub);
   if (m.op == "bls_cancel") return streams.Cancel(m, stub);
   if (m.op != "bls") return AnswerControl(settings, m, *payload, stub);
-  if (!m.decoupled) return RunBls(settings, m, payload, deadline, executing, stub);
-  streams.Start(settings, m, payload, stub);
+  if (!m.decoupled) {
+    return RunBls(settings, m, payload, deadline, executing, std::move(parent_trace), stub);
+  }
+  streams.Start(settings, m, payload, std::move(parent_trace), stub);
   return Status::Ok();
 }
 

@@ -40,9 +40,10 @@ class BlsStreams {
   ~BlsStreams() { CancelAll(); }
 
   // Starts the call of a "bls" message with `decoupled` set (inputs in `*payload`, which the call
-  // takes, or pinned in `stub`'s pool); nothing is answered yet.
+  // takes, or pinned in `stub`'s pool), traced as a child of `parent_trace` when set; nothing is
+  // answered yet.
   void Start(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
-             StubProcess& stub);
+             std::shared_ptr<const void> parent_trace, StubProcess& stub);
   // "bls_next" (stream `m.request`): answered at once with the stream's next response when one is
   // queued (and no earlier "bls_next" of the stream waits), or when the stream is not open; else
   // the question waits (until `deadline`) and AnswerDue answers it.
@@ -84,11 +85,13 @@ bool IsServerQuestion(const StubMessage& m);
 // stream's question (`streams`) or a model-control call. `executing`: asked during the instance's
 // Execute (this thread waits for the answer, and the scheduler marked this instance busy, so it is
 // never handed the call): the called model may run on this thread (InferCall::allow_inline). The
-// watcher thread, which answers while the instance is idle, queues its calls.
+// watcher thread, which answers while the instance is idle, queues its calls. `parent_trace`: the
+// trace a BLS call continues (backend API v9 InferCall::parent_trace; BlsParentTrace), or empty.
 Status AnswerServerQuestion(const Settings& settings, const StubMessage& m,
                             std::vector<char>* payload,
                             std::chrono::steady_clock::time_point deadline, bool executing,
-                            BlsStreams& streams, StubProcess& stub);
+                            std::shared_ptr<const void> parent_trace, BlsStreams& streams,
+                            StubProcess& stub);
 
 // A pb_utils.MetricFamily / Metric call of the stub whose metrics are owned by `owner`: applied to
 // `metrics` and answered (but "release"). A malformed message is an error of the channel.

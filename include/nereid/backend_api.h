@@ -30,7 +30,7 @@
 
 namespace nereid::backend {
 
-inline constexpr uint32_t kBackendApiVersion = 8;
+inline constexpr uint32_t kBackendApiVersion = 9;
 
 enum class LogLevel { kVerbose, kInfo, kWarning, kError };
 using LogFunction = std::function<void(LogLevel, std::string_view message)>;
@@ -117,6 +117,11 @@ struct RequestInfo {
   // closed HTTP connection) or the server stops; empty when the request cannot be cancelled.
   // Callable from any thread during Execute.
   std::function<bool()> is_cancelled;
+  // API v9: the request's trace when the server's trace extension sampled it, else empty. Opaque
+  // to plugins: its only use is InferCall::parent_trace, to trace a call the request makes as the
+  // request's child (Triton's BLS trace=request.trace()). A plugin may keep it past Execute; the
+  // trace is written once the request and every holder let go of it.
+  std::shared_ptr<const void> trace;
 };
 
 // One execution: the inputs of a (possibly batched) request, shapes already reshaped to what the
@@ -309,6 +314,10 @@ struct InferCall {
   // the owner lives, from any thread; the server drops it from any thread. Empty: copied as
   // before v8.
   std::shared_ptr<const void> inputs_owner;
+  // API v9: a RequestInfo::trace of this server (nothing else; empty: none). The called request
+  // is then traced as a child of that trace (its records name it as parent_id; Triton's
+  // TRITONSERVER_InferenceTraceSpawnChildTrace) instead of being sampled on its own.
+  std::shared_ptr<const void> parent_trace;
 };
 
 using InferDone = std::function<void(StatusOr<std::vector<InferTensor>>)>;

@@ -9,7 +9,8 @@ from python_models import config, io
 # Calls model MODEL (STRING) with IN (INT32 [1]) and returns what it saw as JSON in INFO.
 # Request parameters choose the way: "mode": "iterate" (exec(decoupled=True)), "async"
 # (await async_exec(decoupled=True), iterated with async for), "abandon" (takes one response,
-# drops the iterator), "plain" (exec(), decoupled=False), "twice" (iterates the iterator again).
+# drops the iterator), "plain" (exec(), decoupled=False), "twice" (iterates the iterator again);
+# "trace": true gives the call trace=request.trace() (Triton's BLS tracing idiom).
 STREAM_CALLER = '''
 import json
 import numpy as np
@@ -33,7 +34,8 @@ class TritonPythonModel:
             n = pb_utils.get_input_tensor_by_name(request, "IN").as_numpy().reshape(1)
             call = pb_utils.InferenceRequest(
                 model_name=model, requested_output_names=["OUT"],
-                inputs=[pb_utils.Tensor("IN", n.astype(np.int32))])
+                inputs=[pb_utils.Tensor("IN", n.astype(np.int32))],
+                trace=request.trace() if params.get("trace") else None)
             mode = params.get("mode", "iterate")
             seen = []
             if mode == "plain":

@@ -133,7 +133,8 @@ BAD_FRAMES = {
     14: bytes([4, 0, 0, 0, 3, 0, 0, 0]),
     # a BLS call whose FP32 input [4] lies in the shared-memory pool, 1 TiB in
     15: bytes([4, 0, 0, 0]) + bytes(4) + (1).to_bytes(8, "little") +
-        (-1).to_bytes(8, "little", signed=True) + bytes(16) + (1).to_bytes(4, "little") +
+        (-1).to_bytes(8, "little", signed=True) + bytes(16) +
+        (-1).to_bytes(8, "little", signed=True) + (1).to_bytes(4, "little") +
         bytes(8) + (2).to_bytes(4, "little") + bytes(2) + (1).to_bytes(2, "little") + b"m{}" +
         (1).to_bytes(2, "little") + bytes([11, 1, 1]) + (1 << 40).to_bytes(8, "little") +
         (16).to_bytes(8, "little") + b"X" + (4).to_bytes(8, "little"),

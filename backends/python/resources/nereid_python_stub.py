@@ -80,8 +80,13 @@ class Stub:
         parameters = request._parameters.encode("utf-8")
         requested = request._requested
         inputs = request._inputs
+        # The traced request, for the server to trace this call as its child; a request from
+        # execute() has no _trace, and an id the server does not know simply gives no parent.
+        parent = getattr(getattr(request, "_trace", None), "_request", -1)
+        if type(parent) is not int or not -1 <= parent < 1 << 63:
+            parent = -1
         parts = [_BLS_HEAD.pack(_BLS, decoupled, request._flags, tag, request._model_version,
-                                request._timeout, correlation, len(name), len(request_id),
+                                request._timeout, correlation, parent, len(name), len(request_id),
                                 len(text_id), len(parameters), len(requested), len(inputs)),
                  name, request_id, text_id, parameters]
         for r in requested:

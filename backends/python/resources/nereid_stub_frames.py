@@ -39,9 +39,10 @@ _OUT_HEAD = struct.Struct("<HBBQ")  # a BLS answer's output: name size, DataType
 _BLS = 4
 _BLS_ANSWER = 5
 _BLS_NEXT = 6
-# kind, decoupled, flags, tag, model version, timeout, correlation id, the sizes of the model
-# name, request id, string correlation id and parameters, requested output and input counts
-_BLS_HEAD = struct.Struct("<BB2xIqqQQIIIIHH")
+# kind, decoupled, flags, tag, model version, timeout, correlation id, parent request (the
+# server's id of the request whose trace= it got, -1: none), the sizes of the model name, request
+# id, string correlation id and parameters, requested output and input counts
+_BLS_HEAD = struct.Struct("<BB2xIqqQQqIIIIHH")
 # A placed tensor (BLS inputs, outputs): name size, DataType, dims, place (1: pool), offset, size
 _PLACED = struct.Struct("<HBBBQQ")
 _BLS_NEXT_HEAD = struct.Struct("<B7xqq")  # kind, tag, stream

@@ -101,6 +101,7 @@ std::vector<backend::RequestInfo> MakeRequestInfos(const ModelInfo& model,
     if (GetBool(r.parameters, "sequence_start").value_or(false)) info.flags |= 1;
     if (GetBool(r.parameters, "sequence_end").value_or(false)) info.flags |= 2;
     info.parameters_json = r.parameters.empty() ? "{}" : RequestParametersJson(r.parameters);
+    info.trace = r.trace;  // InferCall::parent_trace: plugin_infer.cc
     if (r.cancel_token != nullptr || r.server_stop != nullptr) {
       info.is_cancelled = [client = r.cancel_token, stop = r.server_stop] {
         return (client != nullptr && client->Probe()) || (stop != nullptr && stop->cancelled());

@@ -1,6 +1,13 @@
 #include "core/model/request_info.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "core/trace/trace.h"
 
 namespace nereid {
 namespace {
@@ -75,6 +82,33 @@ TEST(RequestInfo, IsCancelledFollowsTheClientAndTheServerTokens) {
   stop->Cancel();
   EXPECT_TRUE(infos[1].is_cancelled());
   EXPECT_TRUE(infos[2].is_cancelled());
+}
+
+// API v9: a sampled request's trace, opaque to the plugin, which hands it back as a BLS call's
+// InferCall::parent_trace (plugin_infer.cc spawns the child from it).
+TEST(RequestInfo, CarriesTheTraceOfASampledRequest) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("nereid_request_info_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  trace::TraceConfig config;
+  config.level = trace::kLevelTimestamps;
+  config.rate = 1;
+  config.file = (dir / "trace.json").string();
+  StatusOr<std::shared_ptr<trace::TraceManager>> manager = trace::TraceManager::Create(config);
+  ASSERT_TRUE(manager.ok()) << manager.status().message();
+  ModelInfo model;
+  InferenceRequest traced = Request("traced", 1);
+  traced.trace = (*manager)->Sample("m");
+  ASSERT_NE(traced.trace, nullptr);
+  InferenceRequest plain = Request("plain", 1);
+  const InferenceRequest* items[] = {&traced, &plain};
+  std::vector<backend::RequestInfo> infos = MakeRequestInfos(model, items);
+  EXPECT_EQ(infos[0].trace.get(), static_cast<const void*>(traced.trace.get()));
+  EXPECT_EQ(infos[1].trace, nullptr);
+  infos.clear();
+  traced.trace.reset();
+  (*manager)->Shutdown();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <string>
@@ -162,6 +164,60 @@ TEST_F(InferenceServerTest, AGateCallWithoutAnInputsOwnerCopiesTheBytes) {
   // The caller overwrites its buffer once the function returned: the model read a copy.
   EXPECT_EQ(CallIdentity(*gate, values, nullptr), (std::vector<float>{1.5f, -2.0f}));
   gate->Detach();
+}
+
+// A gate call with its caller's RequestInfo::trace as parent_trace (backend API v9) is traced as
+// that trace's child; a call without one is sampled on its own, as before.
+TEST_F(InferenceServerTest, AGateCallWithAParentTraceIsTracedAsItsChild) {
+  server_->Stop(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  server_.reset();
+  const std::string file = (dir_.path() / "trace.json").string();
+  ServerOptions options;
+  options.model_repositories = {dir_.path().string()};
+  options.backend_directory = NEREID_TEST_BACKEND_DIR;
+  options.model_control_mode = ModelControlMode::kExplicit;
+  options.startup_models = {"m"};
+  options.trace.level = trace::kLevelTimestamps;
+  options.trace.rate = 1;
+  options.trace.file = file;
+  auto created = InferenceServer::Create(options);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  server_ = std::move(created).value();
+  auto gate = std::make_shared<PluginInferGate>();
+  gate->Attach(server_.get());
+  std::shared_ptr<trace::Trace> parent = server_->tracer().Sample("caller");
+  ASSERT_NE(parent, nullptr);
+  parent->Start("caller", 1, "parent", 1);
+  const std::string parent_id = std::to_string(parent->id());
+  auto call = [&gate](const std::string& id, std::shared_ptr<const void> parent_trace) {
+    const std::vector<float> values{1.0f, 2.0f};
+    const std::vector<int64_t> shape{2};
+    const backend::TensorRef input{
+        "INPUT0", DataType::kFp32, shape,
+        std::span<const char>(reinterpret_cast<const char*>(values.data()),
+                              values.size() * sizeof(float))};
+    backend::InferCall c;
+    c.model_name = "m";
+    c.id = id;
+    c.inputs = std::span<const backend::TensorRef>(&input, 1);
+    c.parent_trace = std::move(parent_trace);
+    std::promise<Status> done;
+    gate->Function()(
+        c, [&done](StatusOr<std::vector<backend::InferTensor>> r) { done.set_value(r.status()); });
+    return done.get_future().get();
+  };
+  EXPECT_TRUE(call("child", parent).ok());
+  EXPECT_TRUE(call("alone", nullptr).ok());
+  parent.reset();  // the parent's trace (with its child's records) is collected
+  gate->Detach();
+  server_->Stop(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  server_.reset();  // writes the trace file
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(R"("request_id":"child","parent_id":)" + parent_id + "}"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"("request_id":"alone"})"), std::string::npos) << text;
+  EXPECT_EQ(text.find(R"("parent_id")"), text.rfind(R"("parent_id")")) << text;  // one child
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 #include "core/server/plugin_infer.h"
 
 #include <future>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/repository/load_override.h"
 #include "core/server/inference_server.h"
+#include "core/trace/trace.h"
 #include "model_config.pb.h"
 
 namespace nereid {
@@ -137,6 +139,14 @@ void PluginInferGate::Call(const backend::InferCall& call, backend::InferDone do
     request->outputs.push_back(std::move(out));
   }
   if (call.cancel != nullptr) request->cancel_token = call.cancel;
+  if (call.parent_trace != nullptr) {
+    // A RequestInfo::trace (request_info.cc): a trace::Trace. The child shares the parent's root,
+    // so the parent's trace is written once this call is done too; InferAsync samples only a
+    // request without a trace.
+    auto parent = std::const_pointer_cast<trace::Trace>(
+        std::static_pointer_cast<const trace::Trace>(call.parent_trace));
+    request->trace = parent->SpawnChild();
+  }
   if (call.decoupled) {
     request->on_response =
         [on_response = call.on_response](StatusOr<std::unique_ptr<InferenceResponse>> response) {
