@@ -82,8 +82,9 @@ class Stub:
         inputs = request._inputs
         # The traced request, for the server to trace this call as its child; a request from
         # execute() has no _trace, and an id the server does not know simply gives no parent.
-        parent = getattr(getattr(request, "_trace", None), "_request", -1)
-        if type(parent) is not int or not -1 <= parent < 1 << 63:
+        trace = getattr(request, "_trace", None)
+        parent = -1 if trace is None else trace._request
+        if parent != -1 and (type(parent) is not int or not 0 <= parent < 1 << 63):
             parent = -1
         parts = [_BLS_HEAD.pack(_BLS, decoupled, request._flags, tag, request._model_version,
                                 request._timeout, correlation, parent, len(name), len(request_id),
