@@ -2,8 +2,9 @@
 `trace=request.trace()` of a traced request is traced as that request's child (Triton's
 TRITONSERVER_InferenceTraceSpawnChildTrace: the called model's records carry "parent_id", the
 caller's trace id), for exec() and exec(decoupled=True), over HTTP and gRPC. A call without
-`trace=` is sampled on its own as before, and the trace of a request that was not sampled gives its
-call no trace and no error. The trace file is read after the server stopped."""
+`trace=` is not traced and takes no sample (Triton samples no BLS call on its own), and the trace
+of a request that was not sampled gives its call no trace and no error. The trace file is read
+after the server stopped."""
 
 import glob
 import json
@@ -107,7 +108,7 @@ def test_a_bls_call_given_the_requests_trace_is_its_child(tmp_path):
         for name, c in clients(s):
             assert call_fields(c, name, f"caller-{name}", echo(f"child-{name}", True))[
                 "request_id"] == f"child-{name}"
-            # Without trace=: as before, the call is sampled on its own (a trace without parent).
+            # Without trace=: the call is not traced (Triton's BLS request has no trace then).
             assert call_fields(c, name, f"plain-caller-{name}", echo(f"plain-{name}", False))[
                 "request_id"] == f"plain-{name}"
             # exec(decoupled=True) on a decoupled model: its child too.
@@ -128,16 +129,31 @@ def test_a_bls_call_given_the_requests_trace_is_its_child(tmp_path):
         # The call starts while the caller runs: after the caller's start (one clock).
         assert child["timestamps"][0][1] >= caller["timestamps"][0][1]
 
-        plain_caller, plain = ids[f"plain-caller-{name}"], ids[f"plain-{name}"]
-        assert "parent_id" not in plain["header"], plain["header"]
-        assert plain["header"]["model_name"] == "echo_fields_py"
+        plain_caller = ids[f"plain-caller-{name}"]
+        assert f"plain-{name}" not in ids, ids[f"plain-{name}"]
         assert children_of(found, plain_caller) == []
 
         stream_caller = ids[f"stream-caller-{name}"]
         streamed = children_of(found, stream_caller)
         assert [t["header"]["model_name"] for t in streamed] == ["repeat_py"], streamed
-    # Nothing else was traced: 3 callers, 2 children and 1 call of its own per protocol.
-    assert len(found) == 12, sorted(ids)
+    # Nothing else was traced: 3 callers and 2 children per protocol.
+    assert len(found) == 10, sorted(ids)
+
+
+def test_a_bls_call_without_trace_takes_no_sample(tmp_path):
+    """count=2: two callers, each making a call without trace=: both callers are traced (a call
+    sampled on its own would have taken the second sample) and no call is."""
+    s = run_server(tmp_path, "level=TIMESTAMPS", "rate=1", "count=2")
+    try:
+        c = dict(clients(s))["http"]
+        for rid in ("one", "two"):
+            assert call_fields(c, "http", rid, echo(f"{rid}-call", False))[
+                "request_id"] == f"{rid}-call"
+    finally:
+        stop(s)
+    found = traces(tmp_path)
+    assert sorted(by_request_id(found)) == ["one", "two"]
+    assert len(found) == 2
 
 
 def test_the_trace_of_a_request_not_sampled_gives_its_call_none(tmp_path):

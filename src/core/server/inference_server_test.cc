@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <iterator>
@@ -167,7 +168,8 @@ TEST_F(InferenceServerTest, AGateCallWithoutAnInputsOwnerCopiesTheBytes) {
 }
 
 // A gate call with its caller's RequestInfo::trace as parent_trace (backend API v9) is traced as
-// that trace's child; a call without one is sampled on its own, as before.
+// that trace's child; a call without one is not traced (Triton samples no BLS call on its own),
+// and it takes no sample from the setting's count: the next client request is still traced.
 TEST_F(InferenceServerTest, AGateCallWithAParentTraceIsTracedAsItsChild) {
   server_->Stop(std::chrono::steady_clock::now() + std::chrono::seconds(5));
   server_.reset();
@@ -179,6 +181,7 @@ TEST_F(InferenceServerTest, AGateCallWithAParentTraceIsTracedAsItsChild) {
   options.startup_models = {"m"};
   options.trace.level = trace::kLevelTimestamps;
   options.trace.rate = 1;
+  options.trace.count = 2;  // the parent below and one client request
   options.trace.file = file;
   auto created = InferenceServer::Create(options);
   ASSERT_TRUE(created.ok()) << created.status().message();
@@ -208,15 +211,24 @@ TEST_F(InferenceServerTest, AGateCallWithAParentTraceIsTracedAsItsChild) {
   };
   EXPECT_TRUE(call("child", parent).ok());
   EXPECT_TRUE(call("alone", nullptr).ok());
+  auto client = Fp32Request();
+  client->id = "client";
+  EXPECT_TRUE(RunRequest(*server_, std::move(client)).ok());  // the count's second sample
   parent.reset();  // the parent's trace (with its child's records) is collected
   gate->Detach();
   server_->Stop(std::chrono::steady_clock::now() + std::chrono::seconds(5));
   server_.reset();  // writes the trace file
-  std::ifstream in(file);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // With `count` run out the traces go to <file>.<i> (Triton's rule): read every trace file.
+  std::string text;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path())) {
+    if (entry.path().filename().string().rfind("trace.json", 0) != 0) continue;
+    std::ifstream in(entry.path());
+    text.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   EXPECT_NE(text.find(R"("request_id":"child","parent_id":)" + parent_id + "}"), std::string::npos)
       << text;
-  EXPECT_NE(text.find(R"("request_id":"alone"})"), std::string::npos) << text;
+  EXPECT_EQ(text.find(R"("request_id":"alone")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("request_id":"client"})"), std::string::npos) << text;
   EXPECT_EQ(text.find(R"("parent_id")"), text.rfind(R"("parent_id")")) << text;  // one child
 }
 

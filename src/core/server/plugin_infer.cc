@@ -141,8 +141,7 @@ void PluginInferGate::Call(const backend::InferCall& call, backend::InferDone do
   if (call.cancel != nullptr) request->cancel_token = call.cancel;
   if (call.parent_trace != nullptr) {
     // A RequestInfo::trace (request_info.cc): a trace::Trace. The child shares the parent's root,
-    // so the parent's trace is written once this call is done too; InferAsync samples only a
-    // request without a trace.
+    // so the parent's trace is written once this call is done too.
     auto parent = std::const_pointer_cast<trace::Trace>(
         std::static_pointer_cast<const trace::Trace>(call.parent_trace));
     request->trace = parent->SpawnChild();
@@ -185,6 +184,9 @@ void PluginInferGate::Call(const backend::InferCall& call, backend::InferDone do
     // of its own.
     InferOptions options;
     options.allow_inline = call.allow_inline && !call.decoupled;
+    // The call's trace is decided above (its parent's child, or none), as Triton's Python backend
+    // decides a BLS request's: the trace extension never samples a call on its own.
+    options.trace_sampled = true;
     server->InferAsync(std::move(*model), std::move(request), std::move(callback), options);
   }
   MutexLock lock(mu_);
