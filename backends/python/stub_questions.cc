@@ -61,10 +61,13 @@ struct BlsInputs {
   std::deque<std::string> copies;  // views of the pool outside any block in use
 };
 
-// The call `m` asks for; its inputs view `*payload` (taken) or the stub's pool.
-backend::InferCall MakeCall(const StubMessage& m, std::vector<char>* payload, StubProcess& stub,
+// The call `m` asks for; its inputs view `*payload` (taken) or the stub's pool. `parent_trace`:
+// the trace it continues (BlsParentTrace), or empty.
+backend::InferCall MakeCall(const StubMessage& m, std::vector<char>* payload,
+                            std::shared_ptr<const void> parent_trace, StubProcess& stub,
                             std::vector<backend::TensorRef>* inputs) {
   backend::InferCall call;
+  call.parent_trace = std::move(parent_trace);
   call.model_name = m.model_name;
   call.model_version = m.model_version;
   call.id = m.request_id;
@@ -121,9 +124,8 @@ Status RunBls(const Settings& settings, const StubMessage& m, std::vector<char>*
               std::chrono::steady_clock::time_point deadline, bool executing,
               std::shared_ptr<const void> parent_trace, StubProcess& stub) {
   std::vector<backend::TensorRef> inputs;
-  backend::InferCall call = MakeCall(m, payload, stub, &inputs);
+  backend::InferCall call = MakeCall(m, payload, std::move(parent_trace), stub, &inputs);
   call.allow_inline = executing;  // this thread waits for the answer below
-  call.parent_trace = std::move(parent_trace);
   using Result = StatusOr<std::vector<backend::InferTensor>>;
   auto promise = std::make_shared<std::promise<Result>>();
   std::future<Result> future = promise->get_future();
@@ -196,8 +198,7 @@ int BlsStreams::bell_fd() const { return bell_->fd; }
 void BlsStreams::Start(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
                        std::shared_ptr<const void> parent_trace, StubProcess& stub) {
   std::vector<backend::TensorRef> inputs;
-  backend::InferCall call = MakeCall(m, payload, stub, &inputs);
-  call.parent_trace = std::move(parent_trace);
+  backend::InferCall call = MakeCall(m, payload, std::move(parent_trace), stub, &inputs);
   auto stream = std::make_shared<BlsStream>();
   stream->model = m.model_name;
   stream->bell = bell_;

@@ -438,7 +438,7 @@ class InferenceRequest:
         """The request's InferenceTrace (Triton's), to pass to a BLS request's `trace=`."""
         if self._index >= 0:  # a request given to execute()
             return InferenceTrace(self._index)
-        return getattr(self, "_trace", None) or InferenceTrace()
+        return self._trace or InferenceTrace()  # a request model.py built
 
     def parameters(self):
         return self._parameters
