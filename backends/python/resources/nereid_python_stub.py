@@ -231,6 +231,12 @@ class Stub:
         numpy views of `payload`."""
         raw = msg["raw"]
         first = self.first_request = msg["first_request"]
+        accel = frames.accel
+        if accel is not None:  # the C part (ADR 0022); None: this code builds them
+            requests = accel.make_requests(raw, payload, msg["base"], first, msg["count"],
+                                           self.model_name)
+            if requests is not None:
+                return requests
         view = memoryview(payload)
         base = msg["base"]  # the payload's place in the pool (None: not there)
         model_name = self.model_name
@@ -412,10 +418,15 @@ class Stub:
             return {"op": "error", "message": "Number of InferenceResponse objects do not match "
                     "the number of InferenceRequest objects. InferenceRequest(s) size is:"
                     f"{len(requests)}, and InferenceResponse(s) size is:{len(result)}\n"}, []
+        pool = self.channel.pool
+        accel = frames.accel
+        if accel is not None:  # the C part (ADR 0022); None: the loop below encodes it
+            encoded = accel.encode_responses(requests, result, pool)
+            if encoded is not None:
+                return encoded
         parts = [_RESULT_HEAD.pack(_RESULT, len(result))]
         chunks = []
         offset = 0
-        pool = self.channel.pool
         for request, response in zip(requests, result):
             if request._release_flags & pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE:
                 if response is not None:  # Triton's text (and typo)

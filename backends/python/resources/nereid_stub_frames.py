@@ -392,3 +392,42 @@ def encode_placed(tensors, pool, parts, chunks, offset):
         parts.append(name)
         parts.append(_DIMS[array.ndim].pack(*array.shape))
     return offset
+
+
+# InferenceRequest._from_server's arguments: the attributes the C part sets per request; the
+# others it copies from a request _from_server built (their values are the same for every one).
+_REQUEST_ARGS = {"_id", "_correlation_id", "_inputs", "_requested", "_flags", "_model_name",
+                 "_parameters", "_index"}
+# The numpy dtypes whose outputs the C part encodes (with dtype_code's DataType codes); an array
+# of any other dtype goes through encode_placed.
+_NATIVE_DTYPES = (np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16,
+                  np.int32, np.int64, np.float16, np.float32, np.float64, np.intc, np.uintc,
+                  np.longlong, np.ulonglong)
+
+
+def load_accel():
+    """The stub's C part (_nereid_stub_accel, backends/python/stub_accel.cc, ADR 0022), set up
+    with this module's tables; None when it is not built for this interpreter and numpy (the
+    import fails) or NEREID_PYTHON_STUB_ACCEL is 0. Its functions return None for anything but
+    the common case, and the stub then runs its Python code (make_requests, encode_placed)."""
+    if os.environ.get("NEREID_PYTHON_STUB_ACCEL") == "0":
+        return None
+    try:
+        import _nereid_stub_accel as module
+    except ImportError:
+        return None
+    template = pb_utils.InferenceRequest._from_server("", 0, [], [], 0, "", "", 0)
+    constant = tuple((k, v) for k, v in vars(template).items() if k not in _REQUEST_ARGS)
+    dtypes, codes = [], []
+    for t in _NATIVE_DTYPES:
+        dtype = np.dtype(t)
+        code, is_bytes = dtype_code(dtype)
+        if code is not None and not is_bytes and all(d is not dtype for d in dtypes):
+            dtypes.append(dtype)
+            codes.append(code)
+    module.setup(pb_utils.Tensor, pb_utils.InferenceRequest, pb_utils.InferenceResponse, constant,
+                 tuple(_NUMPY_TYPES), tuple(dtypes), tuple(codes))
+    return module
+
+
+accel = load_accel()
