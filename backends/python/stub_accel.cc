@@ -1,9 +1,9 @@
 // _nereid_stub_accel: the Python stub's per-request frame work in C (ADR 0022). The stub
 // (resources/nereid_python_stub.py) imports it when it is there and built for its interpreter,
 // and otherwise does the same work in Python (nereid_stub_frames.py); the frames and the objects
-// model.py sees are the same either way (stub_frames_test.py checks both).
+// model.py sees are the same either way (stub_accel_test.py checks both).
 //
-// Two functions, each for the common case only; anything else returns None and the caller takes
+// Four functions, each for the common case only; anything else returns None and the caller takes
 // its Python path, which also owns every error text:
 //   make_requests(raw, payload, base, first, count, model_name): the InferenceRequests of an
 //     execute header (stub_protocol.h) whose inputs are all fixed-size types, their arrays views
@@ -11,8 +11,12 @@
 //   encode_responses(requests, result, pool): the binary result header and payload chunks of
 //     `result` when every response is a plain InferenceResponse without error whose outputs are
 //     small contiguous native arrays or tensors the server sent (Stub.encode_result's loop).
-// setup(...) gives it pb_utils' classes, the constant attributes of a request and the dtype
-// tables, so the Python modules stay the one place that defines them.
+//   encode_bls(request, decoupled, tag, pool): a BLS call's binary "bls" frame (Stub.bls_frame)
+//     when its inputs are as encode_responses' outputs.
+//   make_response(raw, payload, base, count, message_size): the InferenceResponse of a BLS
+//     answer without error whose outputs are fixed-size types (Stub.bls_response).
+// setup(...) gives it pb_utils' classes, the constant attributes of a request and of a response,
+// and the dtype tables, so the Python modules stay the one place that defines them.
 //
 // Built without sanitizers (the stub runs Debian's uninstrumented python3), for the interpreter
 // and numpy it was compiled against: another one's import fails and the stub runs its Python path.
@@ -36,6 +40,10 @@ constexpr Py_ssize_t kInHead = 20;      // "<HBBQQ"
 constexpr Py_ssize_t kResultHead = 8;   // "<B3xI"
 constexpr Py_ssize_t kRespHead = 8;     // "<BBHI"
 constexpr Py_ssize_t kPlaced = 21;      // "<HBBBQQ"
+constexpr Py_ssize_t kBlsHead = 68;     // "<BB2xIqqQQqIIIIHH"
+constexpr Py_ssize_t kAnswerHead = 44;  // "<BBBBIIqQQQ"
+constexpr Py_ssize_t kOutHead = 12;     // "<HBBQ"
+constexpr uint8_t kBlsKind = 4;         // _BLS
 constexpr uint8_t kResultKind = 2;      // _RESULT
 constexpr int kBytesCode = 13;          // DataType BYTES
 constexpr long kReleaseReschedule = 2;  // TRITONSERVER_REQUEST_RELEASE_RESCHEDULE
@@ -46,16 +54,18 @@ struct Tables {
   PyTypeObject* tensor = nullptr;
   PyTypeObject* request = nullptr;
   PyTypeObject* response = nullptr;
-  PyObject* request_items = nullptr;  // tuple of (name, value): a request's constant attributes
-  PyObject* in_types = nullptr;       // tuple: DataType code -> numpy dtype or None
-  PyObject* out_dtypes = nullptr;     // tuple of dtypes
-  PyObject* out_codes = nullptr;      // tuple of their DataType codes
+  PyObject* request_items = nullptr;   // tuple of (name, value): a request's constant attributes
+  PyObject* response_items = nullptr;  // the same for a BLS answer's InferenceResponse
+  PyObject* in_types = nullptr;        // tuple: DataType code -> numpy dtype or None
+  PyObject* out_dtypes = nullptr;      // tuple of dtypes
+  PyObject* out_codes = nullptr;       // tuple of their DataType codes
 };
 Tables g;
 
 // Attribute names, interned once.
 PyObject *s_name, *s_array, *s_shm, *s_id, *s_correlation_id, *s_inputs, *s_requested, *s_flags,
-    *s_parameters, *s_index, *s_model_name, *s_release_flags, *s_error, *s_outputs, *s_empty;
+    *s_parameters, *s_index, *s_model_name, *s_model_version, *s_timeout, *s_trace, *s_request,
+    *s_release_flags, *s_error, *s_outputs, *s_empty;
 
 // A view of a bytes-like object, released on scope exit.
 class Buffer {
@@ -111,8 +121,15 @@ bool SetAttr(PyObject* o, PyObject* name, PyObject* value) {  // steals `value`
   return rc == 0;
 }
 
-// One input tensor at `*pos` of the header; nullptr (no error set) when the Python path must
-// build it (BYTES, an unknown type, anything out of range).
+// A tensor whose name starts at `name_at` of the header (its dimensions follow the name) and whose
+// `nbytes` are at `offset` of the payload: server_tensor's, for an execute input or a BLS answer's
+// output. nullptr (no error set) when the Python path must build it (BYTES, an unknown type,
+// anything out of range); else `*end` is the header position after it.
+PyObject* MakeTensorAt(const Buffer& raw, Py_ssize_t name_at, uint16_t name_size, uint8_t code,
+                       uint8_t dims, uint64_t offset, PyObject* payload, const Buffer& pay,
+                       PyObject* base, Py_ssize_t* end);
+
+// One execute input at `*pos` of the header (see MakeTensorAt).
 PyObject* MakeTensor(const Buffer& raw, Py_ssize_t* pos, PyObject* payload, const Buffer& pay,
                      PyObject* base) {
   uint16_t name_size;
@@ -123,7 +140,12 @@ PyObject* MakeTensor(const Buffer& raw, Py_ssize_t* pos, PyObject* payload, cons
       !ReadAt(raw, *pos + 12, &nbytes)) {
     return nullptr;
   }
-  const Py_ssize_t name_at = *pos + kInHead;
+  return MakeTensorAt(raw, *pos + kInHead, name_size, code, dims, offset, payload, pay, base, pos);
+}
+
+PyObject* MakeTensorAt(const Buffer& raw, Py_ssize_t name_at, uint16_t name_size, uint8_t code,
+                       uint8_t dims, uint64_t offset, PyObject* payload, const Buffer& pay,
+                       PyObject* base, Py_ssize_t* end) {
   const Py_ssize_t dims_at = name_at + name_size;
   if (code == kBytesCode || code >= PyTuple_GET_SIZE(g.in_types) || dims > NPY_MAXDIMS ||
       dims_at + 8 * static_cast<Py_ssize_t>(dims) > raw.size()) {
@@ -165,8 +187,12 @@ PyObject* MakeTensor(const Buffer& raw, Py_ssize_t* pos, PyObject* payload, cons
     return nullptr;
   }
   PyObject* t = NewInstance(g.tensor);
-  bool ok = t != nullptr;
-  ok = SetAttr(t, s_name, name) & ok;  // each SetAttr takes its value, so all are called
+  if (t == nullptr) {
+    Py_DECREF(name);
+    Py_DECREF(array);
+    return nullptr;
+  }
+  bool ok = SetAttr(t, s_name, name);  // each SetAttr takes its value, so both are called
   ok = SetAttr(t, s_array, array) & ok;
   if (ok && base != Py_None) {
     const long long place = PyLong_AsLongLong(base);
@@ -177,7 +203,7 @@ PyObject* MakeTensor(const Buffer& raw, Py_ssize_t* pos, PyObject* payload, cons
     Py_XDECREF(t);
     return nullptr;
   }
-  *pos = dims_at + 8 * static_cast<Py_ssize_t>(dims);
+  *end = dims_at + 8 * static_cast<Py_ssize_t>(dims);
   return t;
 }
 
@@ -261,18 +287,20 @@ PyObject* FallBack() {  // None: the caller's Python path does it (and raises wh
   Py_RETURN_NONE;
 }
 
-bool Ready() {
+// Each function's start: `expected` arguments (else TypeError with `usage`), and setup() done.
+bool Called(Py_ssize_t nargs, Py_ssize_t expected, const char* usage) {
+  if (nargs != expected) {
+    PyErr_SetString(PyExc_TypeError, usage);
+    return false;
+  }
   if (g.tensor != nullptr) return true;
   PyErr_SetString(PyExc_RuntimeError, "_nereid_stub_accel.setup was not called");
   return false;
 }
 
 PyObject* MakeRequests(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 6) {
-    PyErr_SetString(PyExc_TypeError, "make_requests(raw, payload, base, first, count, model_name)");
+  if (!Called(nargs, 6, "make_requests(raw, payload, base, first, count, model_name)"))
     return nullptr;
-  }
-  if (!Ready()) return nullptr;
   PyObject* payload = args[1];
   PyObject* base = args[2];
   const long long first = PyLong_AsLongLong(args[3]);
@@ -407,11 +435,7 @@ bool EncodeResponse(PyObject* request, PyObject* response, bool pool, Head* head
 }
 
 PyObject* EncodeResponses(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 3) {
-    PyErr_SetString(PyExc_TypeError, "encode_responses(requests, result, pool)");
-    return nullptr;
-  }
-  if (!Ready()) return nullptr;
+  if (!Called(nargs, 3, "encode_responses(requests, result, pool)")) return nullptr;
   PyObject* requests = args[0];
   PyObject* result = args[1];
   const bool pool = args[2] != Py_None;
@@ -452,58 +476,264 @@ PyObject* EncodeResponses(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return out != nullptr ? out : FallBack();
 }
 
+// The bytes of a str attribute as UTF-8 (borrowed from the str's cache), or false.
+bool Utf8Attr(PyObject* o, PyObject* name, PyObject** holder, const char** text, Py_ssize_t* size) {
+  *holder = PyObject_GetAttr(o, name);
+  if (*holder == nullptr || !PyUnicode_CheckExact(*holder)) return false;
+  *text = PyUnicode_AsUTF8AndSize(*holder, size);
+  return *text != nullptr;
+}
+
+// An int attribute in [lo, hi], or false.
+bool IntAttr(PyObject* o, PyObject* name, long long lo, unsigned long long hi, uint64_t* out) {
+  PyObject* v = PyObject_GetAttr(o, name);
+  bool ok = v != nullptr && PyLong_CheckExact(v);
+  if (ok) {
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow > 0 && lo >= 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(v);
+      ok = !PyErr_Occurred() && u <= hi;
+      *out = u;
+    } else {
+      ok = overflow == 0 && !PyErr_Occurred() && x >= lo &&
+           (x < 0 || static_cast<unsigned long long>(x) <= hi);
+      *out = static_cast<uint64_t>(x);
+    }
+  }
+  Py_XDECREF(v);
+  return ok;
+}
+
+// Stub.bls_frame: the binary "bls" frame of `request` (bls_frames.h), header and payload chunks,
+// when its fields and inputs are the common case; else None.
+PyObject* EncodeBls(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!Called(nargs, 4, "encode_bls(request, decoupled, tag, pool)")) return nullptr;
+  PyObject* request = args[0];
+  const int decoupled = PyObject_IsTrue(args[1]);
+  const long long tag = PyLong_AsLongLong(args[2]);
+  const bool pool = args[3] != Py_None;
+  if (decoupled < 0 || PyErr_Occurred() || Py_TYPE(request) != g.request) return FallBack();
+  PyObject *name_h = nullptr, *id_h = nullptr, *params_h = nullptr, *corr = nullptr,
+           *requested = nullptr, *inputs = nullptr, *trace = nullptr, *chunks = nullptr;
+  const char *name, *id, *params, *text = "";
+  Py_ssize_t name_size = 0, id_size = 0, params_size = 0, text_size = 0;
+  uint64_t flags = 0, version = 0, timeout = 0, correlation = 0;
+  int64_t parent = -1;
+  bool ok = Utf8Attr(request, s_model_name, &name_h, &name, &name_size) &&
+            Utf8Attr(request, s_id, &id_h, &id, &id_size) &&
+            Utf8Attr(request, s_parameters, &params_h, &params, &params_size) &&
+            IntAttr(request, s_flags, 0, UINT32_MAX, &flags) &&
+            IntAttr(request, s_model_version, INT64_MIN, INT64_MAX, &version) &&
+            IntAttr(request, s_timeout, 0, UINT64_MAX, &timeout);
+  if (ok) {
+    corr = PyObject_GetAttr(request, s_correlation_id);
+    if (corr != nullptr && PyUnicode_CheckExact(corr)) {
+      text = PyUnicode_AsUTF8AndSize(corr, &text_size);
+      ok = text != nullptr;
+    } else if (corr != nullptr && PyLong_CheckExact(corr)) {
+      correlation = PyLong_AsUnsignedLongLong(corr);
+      ok = !PyErr_Occurred();
+    } else {
+      ok = false;
+    }
+  }
+  if (ok) {  // the traced request: its server id, when a plausible one (bls_frame's rule)
+    trace = PyObject_GetAttr(request, s_trace);
+    if (trace == nullptr) {
+      PyErr_Clear();
+    } else if (trace != Py_None) {
+      PyObject* r = PyObject_GetAttr(trace, s_request);
+      ok = r != nullptr;
+      if (ok && PyLong_CheckExact(r)) {
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(r, &overflow);
+        if (overflow == 0 && v >= 0) parent = v;
+      }
+      PyErr_Clear();
+      Py_XDECREF(r);
+    }
+  }
+  if (ok) {
+    requested = PyObject_GetAttr(request, s_requested);
+    inputs = PyObject_GetAttr(request, s_inputs);
+    ok = requested != nullptr && inputs != nullptr && PyList_CheckExact(requested) &&
+         PyList_CheckExact(inputs) && PyList_GET_SIZE(requested) <= UINT16_MAX &&
+         PyList_GET_SIZE(inputs) <= UINT16_MAX && name_size <= UINT32_MAX &&
+         id_size <= UINT32_MAX && params_size <= UINT32_MAX && text_size <= UINT32_MAX;
+  }
+  Head head;
+  if (ok) {
+    head.bytes.reserve(128 + static_cast<size_t>(name_size + id_size + params_size + text_size));
+    head.Put(static_cast<uint8_t>(kBlsKind));
+    head.Put(static_cast<uint8_t>(decoupled));
+    head.bytes.append(2, '\0');
+    head.Put(static_cast<uint32_t>(flags));
+    head.Put(static_cast<int64_t>(tag));
+    head.Put(static_cast<int64_t>(version));
+    head.Put(static_cast<uint64_t>(timeout));
+    head.Put(static_cast<uint64_t>(correlation));
+    head.Put(parent);
+    head.Put(static_cast<uint32_t>(name_size));
+    head.Put(static_cast<uint32_t>(id_size));
+    head.Put(static_cast<uint32_t>(text_size));
+    head.Put(static_cast<uint32_t>(params_size));
+    head.Put(static_cast<uint16_t>(PyList_GET_SIZE(requested)));
+    head.Put(static_cast<uint16_t>(PyList_GET_SIZE(inputs)));
+    head.bytes.append(name, static_cast<size_t>(name_size));
+    head.bytes.append(id, static_cast<size_t>(id_size));
+    head.bytes.append(text, static_cast<size_t>(text_size));
+    head.bytes.append(params, static_cast<size_t>(params_size));
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(requested); ++i) {
+      PyObject* r = PyList_GET_ITEM(requested, i);
+      Py_ssize_t size = 0;
+      const char* utf8 = PyUnicode_CheckExact(r) ? PyUnicode_AsUTF8AndSize(r, &size) : nullptr;
+      ok = utf8 != nullptr && size <= UINT16_MAX;
+      if (ok) {
+        head.Put(static_cast<uint16_t>(size));
+        head.bytes.append(utf8, static_cast<size_t>(size));
+      }
+    }
+  }
+  if (ok) {
+    chunks = PyList_New(0);
+    ok = chunks != nullptr;
+  }
+  uint64_t offset = 0;
+  for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(inputs); ++i) {
+    PyObject* t = Py_NewRef(PyList_GET_ITEM(inputs, i));
+    ok = EncodeTensor(t, pool, &head, chunks, &offset) &&
+         PyList_GET_SIZE(inputs) > i;  // getattr ran no code that shrank the list under us
+    Py_DECREF(t);
+  }
+  PyObject* out = nullptr;
+  if (ok) {
+    PyObject* bytes =
+        PyBytes_FromStringAndSize(head.bytes.data(), static_cast<Py_ssize_t>(head.bytes.size()));
+    if (bytes != nullptr) {
+      out = PyTuple_Pack(2, bytes, chunks);
+      Py_DECREF(bytes);
+    }
+  }
+  Py_XDECREF(name_h);
+  Py_XDECREF(id_h);
+  Py_XDECREF(params_h);
+  Py_XDECREF(corr);
+  Py_XDECREF(requested);
+  Py_XDECREF(inputs);
+  Py_XDECREF(trace);
+  Py_XDECREF(chunks);
+  return out != nullptr ? out : FallBack();
+}
+
+// Stub.bls_response without an error: the InferenceResponse of a binary BLS answer `raw` whose
+// `count` outputs follow its head and `message_size` bytes, their arrays views of `payload` (at
+// `base` in the pool, or None); None for anything else (BYTES outputs among them).
+PyObject* MakeResponse(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (!Called(nargs, 5, "make_response(raw, payload, base, count, message_size)")) return nullptr;
+  PyObject* payload = args[1];
+  PyObject* base = args[2];
+  const long long count = PyLong_AsLongLong(args[3]);
+  const long long message_size = PyLong_AsLongLong(args[4]);
+  if (PyErr_Occurred() || count < 0 || message_size < 0 ||
+      (base != Py_None && !PyLong_Check(base))) {
+    return FallBack();
+  }
+  Buffer raw, pay;
+  if (!raw.Get(args[0], false) || !pay.Get(payload, true)) return FallBack();
+  PyObject* keeper =
+      PyByteArray_Check(payload) ? PyMemoryView_FromObject(payload) : Py_NewRef(payload);
+  PyObject* outputs = keeper != nullptr ? PyList_New(count) : nullptr;
+  bool ok = outputs != nullptr;
+  Py_ssize_t pos = kAnswerHead + static_cast<Py_ssize_t>(message_size);
+  uint64_t offset = 0;
+  for (long long i = 0; ok && i < count; ++i) {
+    uint16_t name_size;
+    uint8_t code, dims;
+    uint64_t nbytes;
+    ok = ReadAt(raw, pos, &name_size) && ReadAt(raw, pos + 2, &code) &&
+         ReadAt(raw, pos + 3, &dims) && ReadAt(raw, pos + 4, &nbytes);
+    PyObject* t = ok ? MakeTensorAt(raw, pos + kOutHead, name_size, code, dims, offset, keeper, pay,
+                                    base, &pos)
+                     : nullptr;
+    ok = t != nullptr;
+    if (ok) PyList_SET_ITEM(outputs, i, t);
+    offset += nbytes;
+  }
+  PyObject* r = ok ? NewInstance(g.response) : nullptr;
+  ok = r != nullptr;
+  for (Py_ssize_t i = 0; ok && i < PyTuple_GET_SIZE(g.response_items); ++i) {
+    PyObject* item = PyTuple_GET_ITEM(g.response_items, i);
+    ok = PyObject_SetAttr(r, PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 1)) == 0;
+  }
+  if (ok) {
+    ok = SetAttr(r, s_outputs, outputs);
+    outputs = nullptr;
+  }
+  Py_XDECREF(outputs);
+  Py_XDECREF(keeper);
+  if (!ok) {
+    Py_XDECREF(r);
+    return FallBack();
+  }
+  return r;
+}
+
+bool Pairs(PyObject* items) {  // a tuple of (str, value)
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); ++i) {
+    PyObject* item = PyTuple_GET_ITEM(items, i);
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(item, 0))) {
+      PyErr_SetString(PyExc_ValueError, "attribute items are (name, value) pairs");
+      return false;
+    }
+  }
+  return true;
+}
+
+void Keep(PyObject** slot, PyObject* value) {
+  Py_INCREF(value);
+  Py_XSETREF(*slot, value);
+}
+
 PyObject* Setup(PyObject*, PyObject* args) {
-  PyObject *tensor, *request, *response, *items, *in_types, *out_dtypes, *out_codes;
-  if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!", &PyType_Type, &tensor, &PyType_Type, &request,
-                        &PyType_Type, &response, &PyTuple_Type, &items, &PyTuple_Type, &in_types,
-                        &PyTuple_Type, &out_dtypes, &PyTuple_Type, &out_codes)) {
+  PyObject *tensor, *request, *response, *request_items, *response_items, *in_types, *out_dtypes,
+      *out_codes;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!", &PyType_Type, &tensor, &PyType_Type, &request,
+                        &PyType_Type, &response, &PyTuple_Type, &request_items, &PyTuple_Type,
+                        &response_items, &PyTuple_Type, &in_types, &PyTuple_Type, &out_dtypes,
+                        &PyTuple_Type, &out_codes)) {
     return nullptr;
   }
   if (PyTuple_GET_SIZE(out_dtypes) != PyTuple_GET_SIZE(out_codes)) {
     PyErr_SetString(PyExc_ValueError, "one code per output dtype");
     return nullptr;
   }
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); ++i) {
-    PyObject* item = PyTuple_GET_ITEM(items, i);
-    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 ||
-        !PyUnicode_Check(PyTuple_GET_ITEM(item, 0))) {
-      PyErr_SetString(PyExc_ValueError, "request items are (name, value) pairs");
-      return nullptr;
-    }
-  }
-  Py_INCREF(tensor);
-  Py_INCREF(request);
-  Py_INCREF(response);
-  Py_INCREF(items);
-  Py_INCREF(in_types);
-  Py_INCREF(out_dtypes);
-  Py_INCREF(out_codes);
-  Py_XDECREF(reinterpret_cast<PyObject*>(g.tensor));
-  Py_XDECREF(reinterpret_cast<PyObject*>(g.request));
-  Py_XDECREF(reinterpret_cast<PyObject*>(g.response));
-  Py_XDECREF(g.request_items);
-  Py_XDECREF(g.in_types);
-  Py_XDECREF(g.out_dtypes);
-  Py_XDECREF(g.out_codes);
-  g.tensor = reinterpret_cast<PyTypeObject*>(tensor);
-  g.request = reinterpret_cast<PyTypeObject*>(request);
-  g.response = reinterpret_cast<PyTypeObject*>(response);
-  g.request_items = items;
-  g.in_types = in_types;
-  g.out_dtypes = out_dtypes;
-  g.out_codes = out_codes;
+  if (!Pairs(request_items) || !Pairs(response_items)) return nullptr;
+  Keep(reinterpret_cast<PyObject**>(&g.tensor), tensor);
+  Keep(reinterpret_cast<PyObject**>(&g.request), request);
+  Keep(reinterpret_cast<PyObject**>(&g.response), response);
+  Keep(&g.request_items, request_items);
+  Keep(&g.response_items, response_items);
+  Keep(&g.in_types, in_types);
+  Keep(&g.out_dtypes, out_dtypes);
+  Keep(&g.out_codes, out_codes);
   Py_RETURN_NONE;
 }
 
 PyMethodDef kMethods[] = {
     {"setup", Setup, METH_VARARGS,
-     "setup(Tensor, InferenceRequest, InferenceResponse, request_items, in_types, out_dtypes, "
-     "out_codes)"},
+     "setup(Tensor, InferenceRequest, InferenceResponse, request_items, response_items, in_types, "
+     "out_dtypes, out_codes)"},
     {"make_requests", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(MakeRequests)),
      METH_FASTCALL, "The requests of a binary execute header, or None."},
     {"encode_responses",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(EncodeResponses)), METH_FASTCALL,
      "(result header, payload chunks) of execute's result, or None."},
+    {"encode_bls", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(EncodeBls)),
+     METH_FASTCALL, "(header, payload chunks) of a BLS call's frame, or None."},
+    {"make_response", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(MakeResponse)),
+     METH_FASTCALL, "The InferenceResponse of a BLS answer without error, or None."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_nereid_stub_accel",
@@ -512,7 +742,14 @@ PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_nereid_stub_accel",
 }  // namespace
 
 PyMODINIT_FUNC PyInit__nereid_stub_accel() {
-  import_array();  // an ImportError when the running numpy is not the one built against
+  // Another numpy than the one built against (an EXECUTION_ENV_PATH's) raises RuntimeError or
+  // ImportError here, and prints nothing: the stub sees an ImportError and runs its Python code.
+  if (_import_array() < 0) {
+    PyErr_Clear();
+    PyErr_SetString(PyExc_ImportError,
+                    "_nereid_stub_accel: numpy is not the version it was built against");
+    return nullptr;
+  }
   g_no_args = PyTuple_New(0);
   if (g_no_args == nullptr) return nullptr;
   struct {
@@ -529,6 +766,10 @@ PyMODINIT_FUNC PyInit__nereid_stub_accel() {
                {&s_parameters, "_parameters"},
                {&s_index, "_index"},
                {&s_model_name, "_model_name"},
+               {&s_model_version, "_model_version"},
+               {&s_timeout, "_timeout"},
+               {&s_trace, "_trace"},
+               {&s_request, "_request"},
                {&s_release_flags, "_release_flags"},
                {&s_error, "_error"},
                {&s_outputs, "_outputs"},
@@ -545,5 +786,8 @@ PyMODINIT_FUNC PyInit__nereid_stub_accel() {
   PyModule_AddIntConstant(m, "RESULT_HEAD", kResultHead);
   PyModule_AddIntConstant(m, "RESP_HEAD", kRespHead);
   PyModule_AddIntConstant(m, "PLACED", kPlaced);
+  PyModule_AddIntConstant(m, "BLS_HEAD", kBlsHead);
+  PyModule_AddIntConstant(m, "ANSWER_HEAD", kAnswerHead);
+  PyModule_AddIntConstant(m, "OUT_HEAD", kOutHead);
   return m;
 }

@@ -10,7 +10,7 @@ import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "resources"))
+sys.path[:0] = [os.path.join(HERE, "resources"), HERE]
 ACCEL_DIR = os.environ.get("NEREID_STUB_ACCEL_DIR")
 if ACCEL_DIR:
     sys.path.insert(1, ACCEL_DIR)  # the module; the stub's code is the source tree's
@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 
 import nereid_python_stub as stub_mod  # noqa: E402
 import nereid_stub_frames as frames  # noqa: E402
+import stub_frames_test  # noqa: E402
 import triton_python_backend_utils as pb_utils  # noqa: E402
 
 POOL = 1 << 20
@@ -62,10 +63,28 @@ def describe(requests):
         for t in r._inputs:
             a = t._array
             tensors.append((type(t), sorted(vars(t)), t._name, t._shm, a.dtype, a.shape,
-                            a.tobytes(), a.__array_interface__["data"][0], a.flags.c_contiguous,
+                            a.tolist() if a.dtype == object else a.tobytes(),
+                            a.__array_interface__["data"][0], a.flags.c_contiguous,
                             a.flags.writeable, a.flags.aligned, a.flags.owndata))
         out.append((type(r), fields, tensors))
     return out
+
+
+class _Holder:
+    """describe()'s view of a response's outputs: a request-like holder of tensors."""
+
+    def __init__(self, tensors):
+        self._inputs = tensors
+
+
+@unittest.skipUnless(ACCEL_DIR, "NEREID_STUB_ACCEL_DIR is not set (ctest sets it)")
+class BlsFramesWithTheCPart(stub_frames_test.BlsFrames):
+    """stub_frames_test's BLS frame tests, run with the C part loaded (it takes their common
+    cases and leaves them the rest)."""
+
+    def setUp(self):
+        super().setUp()
+        self.assertIsNotNone(frames.accel, "_nereid_stub_accel did not load from " + ACCEL_DIR)
 
 
 @unittest.skipUnless(ACCEL_DIR, "NEREID_STUB_ACCEL_DIR is not set (ctest sets it)")
@@ -256,12 +275,159 @@ class StubAccel(unittest.TestCase):
         with self.assertRaises(AttributeError):
             self.encode(requests, [bad])
 
+    # encode_bls and make_response (a BLS call)
+
+    answer = stub_frames_test.BlsFrames.answer  # an answer as stub_questions.cc writes it
+
+    def test_bls_frames_are_encoded_as_the_python_code_encodes_them(self):
+        (caller,) = self.requests(1, first=7)
+        sent = caller._inputs[0]  # in the pool: by its place
+        cases = [
+            (pb_utils.InferenceRequest(model_name="m", inputs=[sent], requested_output_names=[
+                "O1", "Ö2"], correlation_id="seq-1", request_id="r", timeout=5, flags=3,
+                parameters={"k": 1}, model_version=2, trace=caller.trace()), False),
+            (pb_utils.InferenceRequest(model_name="m", inputs=[
+                sent, pb_utils.Tensor("SMALL", np.arange(6, dtype=np.int16).reshape(2, 3)),
+                pb_utils.Tensor("B", np.array([True]))], correlation_id=2 ** 64 - 1), True),
+            (pb_utils.InferenceRequest(model_name="m", trace=pb_utils.InferenceTrace(1 << 70)),
+             False),
+            (pb_utils.InferenceRequest(model_name="m", trace=pb_utils.InferenceTrace("5")), False),
+            (caller, False),  # a request given to execute(): no _trace, no parent
+        ]
+        for request, decoupled in cases:
+            c = self.accel.encode_bls(request, decoupled, 9, self.channel.pool)
+            self.assertIsNotNone(c, vars(request))
+            frames.accel = None
+            py = self.stub.bls_frame(request, decoupled, 9)
+            frames.accel = self.accel
+            self.assertEqual(c[0], py[0])
+            self.assertEqual([bytes(x) for x in c[1]], [bytes(x) for x in py[1]])
+        frame = stub_frames_test.parse_bls(self.accel.encode_bls(cases[0][0], False, 9,
+                                                                 self.channel.pool)[0])
+        self.assertEqual((frame["parent"], frame["correlation"], frame["version"]), (7, 0, 2))
+
+    def test_what_the_bls_encoder_leaves_to_the_python_code(self):
+        class Sub(pb_utils.InferenceRequest):
+            pass
+
+        big = pb_utils.InferenceRequest(model_name="m", inputs=[
+            pb_utils.Tensor("BIG", np.zeros(20000, np.float32))])
+        strings = pb_utils.InferenceRequest(model_name="m", inputs=[
+            pb_utils.Tensor("S", np.array([b"x"], dtype=np.object_))])
+        bad_flags = pb_utils.InferenceRequest(model_name="m")
+        bad_flags._flags = 1 << 40
+        bad_name = pb_utils.InferenceRequest(model_name="m", requested_output_names=["O"])
+        bad_name._requested = [b"O"]
+        for request in (big, strings, bad_flags, bad_name, Sub(model_name="m")):
+            self.assertIsNone(self.accel.encode_bls(request, False, 1, self.channel.pool))
+            c, py = self.both(lambda: self.bls_outcome(request))
+            self.assertEqual(c, py)
+
+    def bls_outcome(self, request):
+        try:
+            header, chunks = self.stub.bls_frame(request, False, 1)
+            return header, [bytes(x) for x in chunks]
+        except Exception as e:  # noqa: BLE001 (compared between the two paths)
+            return "raised", type(e), str(e)
+
+    def test_bls_answers_become_the_responses_the_python_code_makes(self):
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        y = np.array([[7]], dtype=np.uint8)
+        strings = pb_utils.serialize_byte_tensor(np.array([b"hi"], dtype=np.object_)).tobytes()
+        answers = [
+            ([("X", 11, [2, 3], x.tobytes()), ("Y", 2, [1, 1], y.tobytes())], True, True),
+            ([("X", 11, [2, 3], x.tobytes())], False, True),  # on the socket
+            ([], True, True),
+            ([("S", 13, [1], strings)], True, False),  # BYTES: the Python code
+        ]
+        for tag, (outputs, in_pool, fast) in enumerate(answers, start=1):
+            results = []
+            for accel in (self.accel, None):
+                frames.accel = accel
+                self.answer(tag, outputs, final=tag % 2, in_pool=in_pool)
+                msg, payload = self.channel.read(tag)
+                if accel is not None:
+                    head = msg["head"]
+                    made = accel.make_response(msg["raw"], payload, msg["base"], head[4],
+                                               head[5])
+                    self.assertEqual(made is not None, fast, outputs)
+                response, final = self.stub.bls_response(msg, payload)
+                results.append((type(response), final, response._error, response._parameters,
+                                sorted(vars(response)),
+                                describe([_Holder(response.output_tensors())])))
+            frames.accel = self.accel
+            self.assertEqual(results[0][:5], results[1][:5])
+            c_tensors, py_tensors = results[0][5][0][2], results[1][5][0][2]
+            for a, b in zip(c_tensors, py_tensors, strict=True):
+                # The same but for the address: each answer was written to the pool again.
+                self.assertEqual(a[:7] + a[8:], b[:7] + b[8:])
+        np.testing.assert_array_equal(
+            self.stub.bls_response(*self.read_answer(9, [("X", 11, [2, 3], x.tobytes())]))[0]
+            .output_tensors()[0].as_numpy(), x)
+
+    def read_answer(self, tag, outputs):
+        self.answer(tag, outputs)
+        return self.channel.read(tag)
+
+    def test_an_error_answer_is_left_to_the_python_code(self):
+        self.answer(5, error=(2, "Request for unknown model: 'nope' is not found"))
+        msg, payload = self.channel.read(5)
+        head = msg["head"]
+        self.assertIsNone(self.accel.make_response(msg["raw"], payload, msg["base"], head[4],
+                                                   head[5]) if not head[2] else None)
+        response, _ = self.stub.bls_response(msg, payload)
+        self.assertEqual(response.error().message(),
+                         "Request for unknown model: 'nope' is not found")
+
+    def test_mutated_frames_are_declined_or_viewed_inside_their_payload(self):
+        """Frames with random bytes changed or cut short (seeded): the C part never reads a
+        header or makes an array outside what it was given; it builds requests or declines."""
+        import random
+        rng = random.Random(18)
+        payload = bytearray(256)
+        lo = np.frombuffer(payload, np.uint8).__array_interface__["data"][0]
+        execute = execute_header([
+            {"correlation": "c", "id": "r", "requested": ["O"],
+             "inputs": [("A", 11, [2, 4], 0, 32), ("B", 9, [3], 32, 24)]},
+            {"inputs": [("C", 2, [1, 7], 100, 7)]}])
+        answer = (frames._ANSWER_HEAD.pack(frames._BLS_ANSWER, 1, 0, 0, 2, 0, 1, 0, 0, 0) +
+                  frames._OUT_HEAD.pack(1, 11, 2, 32) + b"X" + frames._DIMS[2].pack(2, 4) +
+                  frames._OUT_HEAD.pack(1, 9, 1, 24) + b"Y" + frames._DIMS[1].pack(3))
+
+        def inside(tensors):
+            for t in tensors:
+                a = t._array
+                at = a.__array_interface__["data"][0]
+                self.assertTrue(lo <= at and at + a.nbytes <= lo + len(payload), t._name)
+
+        made = 0
+        for _ in range(20000):
+            for frame in (execute, answer):
+                mutated = bytearray(frame)
+                for _ in range(rng.randint(1, 4)):
+                    mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+                if rng.random() < 0.2:
+                    mutated = mutated[:rng.randrange(len(mutated))]
+                if frame is execute:
+                    out = self.accel.make_requests(mutated, payload, None, 0, 2, "m")
+                    for r in out or []:
+                        inside(r._inputs)
+                else:
+                    out = self.accel.make_response(mutated, payload, None, 2, 0)
+                    if out is not None:
+                        inside(out._outputs)
+                made += out is not None
+        self.assertGreater(made, 0)  # some mutations keep a frame valid
+
     def test_the_layouts_agree_with_the_python_structs(self):
         self.assertEqual(
             (self.accel.EXEC_HEAD, self.accel.REQ_HEAD, self.accel.IN_HEAD,
              self.accel.RESULT_HEAD, self.accel.RESP_HEAD, self.accel.PLACED),
             (frames._EXEC_HEAD.size, frames._REQ_HEAD.size, frames._IN_HEAD.size,
              frames._RESULT_HEAD.size, frames._RESP_HEAD.size, frames._PLACED.size))
+        self.assertEqual(
+            (self.accel.BLS_HEAD, self.accel.ANSWER_HEAD, self.accel.OUT_HEAD),
+            (frames._BLS_HEAD.size, frames._ANSWER_HEAD.size, frames._OUT_HEAD.size))
 
     def test_it_can_be_turned_off(self):
         env = dict(os.environ, NEREID_PYTHON_STUB_ACCEL="0")

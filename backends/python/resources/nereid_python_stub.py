@@ -71,6 +71,11 @@ class Stub:
 
     def bls_frame(self, request, decoupled, tag):
         """The binary "bls" frame of `request` (bls_frames.h): header and payload chunks."""
+        accel = frames.accel
+        if accel is not None:  # the C part (ADR 0022); None: the code below encodes it
+            encoded = accel.encode_bls(request, decoupled, tag, self.channel.pool)
+            if encoded is not None:
+                return encoded
         correlation = request._correlation_id
         text_id = b""
         if isinstance(correlation, str):
@@ -152,8 +157,13 @@ class Stub:
             message = raw[pos:pos + message_size].decode("utf-8", "replace")
             return pb_utils.InferenceResponse._from_server(
                 [], pb_utils.TritonError(message, code)), bool(final)
-        pos += message_size
         base = msg["base"]
+        accel = frames.accel
+        if accel is not None:  # the C part (ADR 0022); None: the code below builds it
+            response = accel.make_response(raw, payload, base, count, message_size)
+            if response is not None:
+                return response, bool(final)
+        pos += message_size
         view = memoryview(payload)
         outputs = []
         offset = 0

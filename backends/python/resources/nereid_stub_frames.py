@@ -395,7 +395,8 @@ def encode_placed(tensors, pool, parts, chunks, offset):
 
 
 # InferenceRequest._from_server's arguments: the attributes the C part sets per request; the
-# others it copies from a request _from_server built (their values are the same for every one).
+# others it copies from a request _from_server built (their values are the same for every one),
+# as it copies a BLS answer's InferenceResponse's from one InferenceResponse._from_server built.
 _REQUEST_ARGS = {"_id", "_correlation_id", "_inputs", "_requested", "_flags", "_model_name",
                  "_parameters", "_index"}
 # The numpy dtypes whose outputs the C part encodes (with dtype_code's DataType codes); an array
@@ -414,7 +415,7 @@ def load_accel():
         return None
     try:
         import _nereid_stub_accel as module
-    except ImportError:
+    except ImportError:  # not built, or for another interpreter or numpy
         return None
     template = pb_utils.InferenceRequest._from_server("", 0, [], [], 0, "", "", 0)
     constant = tuple((k, v) for k, v in vars(template).items() if k not in _REQUEST_ARGS)
@@ -425,8 +426,10 @@ def load_accel():
         if code is not None and not is_bytes and all(d is not dtype for d in dtypes):
             dtypes.append(dtype)
             codes.append(code)
+    response = tuple((k, v) for k, v in vars(pb_utils.InferenceResponse._from_server([])).items()
+                     if k != "_outputs")
     module.setup(pb_utils.Tensor, pb_utils.InferenceRequest, pb_utils.InferenceResponse, constant,
-                 tuple(_NUMPY_TYPES), tuple(dtypes), tuple(codes))
+                 response, tuple(_NUMPY_TYPES), tuple(dtypes), tuple(codes))
     return module
 
 
