@@ -144,6 +144,17 @@ BAD_FRAMES = {
 '''
 
 # Reports how execute() saw a dynamically batched execution: one row per request.
+# OUT = 2 * IN (any shape and integer type): the BLS target of the idle-call tests.
+DOUBLE_OUT = '''
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        return [pb_utils.InferenceResponse([pb_utils.Tensor(
+            "OUT", pb_utils.get_input_tensor_by_name(r, "IN").as_numpy() * 2)]) for r in requests]
+'''
+
 BATCH = """
 import numpy as np
 import triton_python_backend_utils as pb_utils

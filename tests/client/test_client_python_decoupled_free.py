@@ -97,16 +97,6 @@ class TritonPythonModel:
                     flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
 '''
 
-DOUBLE = '''
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        return [pb_utils.InferenceResponse([pb_utils.Tensor(
-            "OUT", pb_utils.get_input_tensor_by_name(r, "IN").as_numpy() * 2)]) for r in requests]
-'''
-
 SIZE = 256 * 1024  # large enough to travel in the shared-memory pool, not the socket
 
 
@@ -123,7 +113,8 @@ def server(tmp_path):
     (tmp_path / "free_py" / "1").mkdir(parents=True)
     (tmp_path / "free_py" / "config.pbtxt").write_text(cfg)
     (tmp_path / "free_py" / "1" / "model.py").write_text(FREE)
-    for name, code, decoupled in (("idle_bls_py", IDLE_BLS, True), ("double_py", DOUBLE, False)):
+    for name, code, decoupled in (("idle_bls_py", IDLE_BLS, True),
+                                  ("double_py", python_models.DOUBLE_OUT, False)):
         extra = "model_transaction_policy { decoupled: true }" if decoupled else ""
         (tmp_path / name / "1").mkdir(parents=True)
         (tmp_path / name / "config.pbtxt").write_text(python_models.config(

@@ -84,16 +84,6 @@ class TritonPythonModel:
         return None if self.decoupled else out
 '''
 
-DOUBLE = '''
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        return [pb_utils.InferenceResponse([pb_utils.Tensor(
-            "OUT", pb_utils.get_input_tensor_by_name(r, "IN").as_numpy() * 2)]) for r in requests]
-'''
-
 SIZE = 256 * 1024  # large enough to travel in the shared-memory pool, not the socket
 
 
@@ -102,7 +92,8 @@ def server(tmp_path, request):
     one = "instance_group [{ count: 1, kind: KIND_CPU }]"
     if request.param == "decoupled":
         one += "\nmodel_transaction_policy { decoupled: true }"
-    for name, code, extra in (("idle_caller_py", IDLE_CALLER, one), ("double_py", DOUBLE, "")):
+    for name, code, extra in (("idle_caller_py", IDLE_CALLER, one),
+                              ("double_py", python_models.DOUBLE_OUT, "")):
         (tmp_path / name / "1").mkdir(parents=True)
         (tmp_path / name / "config.pbtxt").write_text(python_models.config(
             name, [python_models.io("IN", "TYPE_UINT8", [-1])],
