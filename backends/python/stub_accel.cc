@@ -648,9 +648,9 @@ PyObject* MakeResponse(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_ssize_t pos = kAnswerHead + static_cast<Py_ssize_t>(message_size);
   uint64_t offset = 0;
   for (long long i = 0; ok && i < count; ++i) {
-    uint16_t name_size;
-    uint8_t code, dims;
-    uint64_t nbytes;
+    uint16_t name_size = 0;
+    uint8_t code = 0, dims = 0;
+    uint64_t nbytes = 0;
     ok = ReadAt(raw, pos, &name_size) && ReadAt(raw, pos + 2, &code) &&
          ReadAt(raw, pos + 3, &dims) && ReadAt(raw, pos + 4, &nbytes);
     PyObject* t = ok ? MakeTensorAt(raw, pos + kOutHead, name_size, code, dims, offset, keeper, pay,
