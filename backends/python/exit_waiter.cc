@@ -24,17 +24,21 @@ void ExitWaiter::Wake() {
   (void)!write(event_fd_, &one, sizeof(one));
 }
 
-ExitWaiter::Event ExitWaiter::Wait(pid_t pid, int read_fd, int timeout_ms, int bell_fd) {
+ExitWaiter::Event ExitWaiter::Wait(pid_t pid, int read_fd, int timeout_ms, int bell_fd,
+                                   int idle_fd) {
   int pid_fd = -1;
   if (pid > 0) {
     pid_fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
     if (pid_fd < 0 && errno == ESRCH) return Event::kExited;  // already reaped
   }
   // Negative fds are ignored by poll.
-  pollfd fds[4] = {
-      {event_fd_, POLLIN, 0}, {pid_fd, POLLIN, 0}, {read_fd, POLLIN, 0}, {bell_fd, POLLIN, 0}};
+  pollfd fds[5] = {{event_fd_, POLLIN, 0},
+                   {pid_fd, POLLIN, 0},
+                   {read_fd, POLLIN, 0},
+                   {bell_fd, POLLIN, 0},
+                   {idle_fd, POLLIN, 0}};
   int ready = 0;
-  while ((ready = poll(fds, 4, timeout_ms)) < 0 && errno == EINTR) {
+  while ((ready = poll(fds, 5, timeout_ms)) < 0 && errno == EINTR) {
   }
   if (ready == 0) return Event::kWoken;  // timed out
   const bool exited = pid_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;

@@ -1,6 +1,7 @@
 #include "python/exit_waiter.h"
 
 #include <gtest/gtest.h>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,25 @@ TEST(ExitWaiter, ABellWakesTheWaitAndStaysForItsOwner) {
   ASSERT_EQ(read(bell[0], &c, 1), 1);  // its owner clears it
   EXPECT_EQ((*waiter)->Wait(0, socket[0], 20, bell[0]), Event::kWoken);
   for (int fd : {socket[0], socket[1], bell[0], bell[1]}) close(fd);
+}
+
+TEST(ExitWaiter, TheStubsIdleBellWakesTheWaitAlone) {
+  // StubProcess::idle_bell (an eventfd the stub rings): readable wakes the wait with nothing else
+  // to watch; Wait does not read it.
+  auto waiter = ExitWaiter::Create();
+  ASSERT_TRUE(waiter.ok());
+  const int idle = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ASSERT_GE(idle, 0);
+  EXPECT_EQ((*waiter)->Wait(0, -1, 20, -1, idle), Event::kWoken);  // timed out
+  const uint64_t one = 1;
+  ASSERT_EQ(write(idle, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
+  EXPECT_EQ((*waiter)->Wait(0, -1, -1, -1, idle), Event::kReadable);
+  EXPECT_EQ((*waiter)->Wait(0, -1, -1, -1, idle), Event::kReadable);  // still rung
+  uint64_t count = 0;
+  ASSERT_EQ(read(idle, &count, sizeof(count)), static_cast<ssize_t>(sizeof(count)));
+  EXPECT_EQ(count, 1u);
+  EXPECT_EQ((*waiter)->Wait(0, -1, 20, -1, idle), Event::kWoken);
+  close(idle);
 }
 
 TEST(ExitWaiter, ExitWinsOverAReadableSocket) {

@@ -188,6 +188,7 @@ void PythonInstance::Watch() {
     // the BLS streams' bell and the earliest deadline while a "bls_next" waits.
     int read_fd = -1;
     int bell_fd = -1;
+    int idle_fd = -1;
     int timeout_ms = -1;
     {
       MutexLock lock(mu_);
@@ -196,8 +197,13 @@ void PythonInstance::Watch() {
         FailPending(Unloaded());
       }
       if (stub_ != nullptr && bls_streams_.waiting()) AnswerStreamsIdle();
+      if (stub_ != nullptr && stub_->RingCount() != 0) {  // a thread of model.py asked
+        ReadRung();
+        continue;
+      }
       if (stub_ != nullptr) {
         pid = stub_->pid();
+        idle_fd = stub_->idle_bell();
         if (!pending_.empty() || bls_streams_.waiting()) {
           if (stub_->Readable()) {
             ReadIdle();
@@ -215,7 +221,7 @@ void PythonInstance::Watch() {
         }
       }
     }
-    const ExitWaiter::Event event = waiter_->Wait(pid, read_fd, timeout_ms, bell_fd);
+    const ExitWaiter::Event event = waiter_->Wait(pid, read_fd, timeout_ms, bell_fd, idle_fd);
     if (event != ExitWaiter::Event::kExited || stopping_) continue;  // readable: read above
     MutexLock lock(mu_);  // waits for an Execute in flight, which fails on the dead stub
     if (stopping_) break;
@@ -271,11 +277,28 @@ void PythonInstance::RestartBroken(const Status& why, std::string_view during) {
 }
 
 void PythonInstance::AnswerStreamsIdle() {
+  // A non-decoupled model's stream was opened by a thread while idle: as ReadRung's answers.
+  if (!model_->decoupled) stub_->UsePool(false);
   const Status s = bls_streams_.AnswerDue(*stub_);
+  stub_->UsePool(true);
   if (model_->decoupled) ClaimWritten();
   if (s.ok()) return;
   broken_ = true;
   RestartBroken(s);
+}
+
+void PythonInstance::ReadRung() {
+  // The answers carry their tensors on the socket: model.py's thread may keep their arrays past
+  // the next execution, which frees the pool's blocks (ADR 0014).
+  // It stops when an execution (or an is_ready() question) waits for the instance's lock: that
+  // one reads the frames left before its own answer, so a model's thread that writes without end
+  // (a log line in a loop) cannot keep requests out.
+  const pid_t pid = stub_->pid();
+  stub_->UsePool(false);
+  while (stub_ != nullptr && stub_->pid() == pid && busy_.load() == 0 && stub_->Readable()) {
+    ReadIdle();
+  }
+  if (stub_ != nullptr && stub_->pid() == pid) stub_->UsePool(true);
 }
 
 void PythonInstance::ReadIdle() {

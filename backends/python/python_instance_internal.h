@@ -117,6 +117,10 @@ class PythonInstance final : public backend::ModelInstance {
   // The instance is idle and the stub sent something (a sender thread of a decoupled model): one
   // frame, handled as during an execution. A stub that breaks the protocol is restarted.
   void ReadIdle() REQUIRES(mu_);
+  // The stub rang its idle bell (a thread of model.py wrote while no execution was under way:
+  // BLS, model control, a metric, a log line): reads and answers what it wrote, its answers'
+  // tensors on the socket.
+  void ReadRung() REQUIRES(mu_);
 
   // Fails every request still waiting for its FINAL (the stub is gone, the instance ends or the
   // model unloads) with `error` (default: NotHealthy()).

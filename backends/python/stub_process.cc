@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -23,7 +24,8 @@ namespace nereid::backends::python {
 namespace {
 
 constexpr int kChildFd = 3;
-constexpr int kChildShmFd = 4;  // the pool's memfd, when there is one
+constexpr int kChildShmFd = 4;   // the pool's memfd, when there is one
+constexpr int kChildBellFd = 5;  // the idle bell (an eventfd)
 
 Status Dead(const std::string& what) { return Unavailable("stub process " + what); }
 
@@ -108,21 +110,25 @@ StatusOr<std::unique_ptr<StubProcess>> StubProcess::Start(const StubCommand& com
   }
   std::string fd_arg = std::to_string(kChildFd);
   std::string shm_arg = pool != nullptr ? std::to_string(kChildShmFd) : "-1";
+  std::string bell_arg = std::to_string(kChildBellFd);
   std::string python = command.python, script = command.script, model = command.model_file;
   std::string no_site_user = "-s";
-  char* argv[] = {python.data(), no_site_user.data(), script.data(), fd_arg.data(),
-                  model.data(),  shm_arg.data(),      nullptr};
-  // The child's file actions dup2 the socket onto kChildFd, then the pool onto kChildShmFd. A
-  // source that already is one of those numbers (the pool's memfd may get fd 3 when the server
-  // has just closed it) would be overwritten by the first dup2, and the stub would map its socket
-  // (ENODEV). So both sources are first copied above kChildShmFd.
-  const int sock_src = fcntl(fds[1], F_DUPFD_CLOEXEC, kChildShmFd + 1);
-  const int pool_src = pool != nullptr ? fcntl(pool->fd(), F_DUPFD_CLOEXEC, kChildShmFd + 1) : -2;
+  char* argv[] = {python.data(), no_site_user.data(), script.data(),   fd_arg.data(),
+                  model.data(),  shm_arg.data(),      bell_arg.data(), nullptr};
+  // The child's file actions dup2 the socket onto kChildFd, the pool onto kChildShmFd and the
+  // bell onto kChildBellFd. A source that already is one of those numbers (the pool's memfd may
+  // get fd 3 when the server has just closed it) would be overwritten by an earlier dup2, and the
+  // stub would map its socket (ENODEV). So every source is first copied above kChildBellFd.
+  const int bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  const int sock_src = fcntl(fds[1], F_DUPFD_CLOEXEC, kChildBellFd + 1);
+  const int pool_src = pool != nullptr ? fcntl(pool->fd(), F_DUPFD_CLOEXEC, kChildBellFd + 1) : -2;
+  const int bell_src = bell_fd >= 0 ? fcntl(bell_fd, F_DUPFD_CLOEXEC, kChildBellFd + 1) : -1;
   close(fds[1]);
-  if (sock_src < 0 || pool_src == -1) {
+  if (sock_src < 0 || pool_src == -1 || bell_src < 0) {
     const int err = errno;
-    if (sock_src >= 0) close(sock_src);
-    if (pool_src >= 0) close(pool_src);
+    for (int fd : {sock_src, pool_src, bell_src, bell_fd}) {
+      if (fd >= 0) close(fd);
+    }
     close(fds[0]);
     return Internal(std::string("unable to prepare the stub's descriptors: ") + std::strerror(err));
   }
@@ -130,6 +136,7 @@ StatusOr<std::unique_ptr<StubProcess>> StubProcess::Start(const StubCommand& com
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, sock_src, kChildFd);
   if (pool != nullptr) posix_spawn_file_actions_adddup2(&actions, pool_src, kChildShmFd);
+  posix_spawn_file_actions_adddup2(&actions, bell_src, kChildBellFd);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // The stub gets default signal handling and its own process group (a ^C to the server's
@@ -149,22 +156,32 @@ StatusOr<std::unique_ptr<StubProcess>> StubProcess::Start(const StubCommand& com
   posix_spawnattr_destroy(&attr);
   close(sock_src);
   if (pool_src >= 0) close(pool_src);
+  close(bell_src);
   if (rc != 0) {
     close(fds[0]);
+    close(bell_fd);
     return Internal("unable to start the Python stub '" + command.python +
                     "': " + std::strerror(rc));
   }
-  return std::unique_ptr<StubProcess>(new StubProcess(pid, fds[0], std::move(pool), *spin));
+  return std::unique_ptr<StubProcess>(
+      new StubProcess(pid, fds[0], bell_fd, std::move(pool), *spin));
 }
 
 StubProcess::~StubProcess() {
   Kill();
   if (fd_ >= 0) close(fd_);
+  if (bell_fd_ >= 0) close(bell_fd_);
+}
+
+uint64_t StubProcess::RingCount() {
+  uint64_t count = 0;
+  if (read(bell_fd_, &count, sizeof(count)) != static_cast<ssize_t>(sizeof(count))) return 0;
+  return count;
 }
 
 Status StubProcess::WriteBinary(std::string* header, size_t slot,
                                 std::span<const std::span<const char>> chunks) {
-  if (pool_ == nullptr || chunks.empty() || header->size() < slot + 24) {
+  if (pool_ == nullptr || !use_pool_ || chunks.empty() || header->size() < slot + 24) {
     return Send(*header, chunks);
   }
   StatusOr<ShmBlock> block = pool_->Put(chunks);

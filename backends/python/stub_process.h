@@ -66,6 +66,15 @@ class StubProcess {
   // Blocks live until ReleaseBlocks.
   Status WriteBinary(std::string* header, size_t slot,
                      std::span<const std::span<const char>> chunks);
+  // While false, WriteBinary sends the chunks on the socket even with a pool: the stub then owns
+  // their memory (an answer to a question asked while a non-decoupled instance is idle, whose
+  // arrays model.py may keep past the next execution, which frees the pool's blocks).
+  void UsePool(bool use) { use_pool_ = use; }
+  // The stub's idle bell (an eventfd; the stub has it as fd 5): a thread of model.py rings it
+  // after it wrote a frame while no execution was under way, so that the instance's watcher
+  // reads the frame at once. RingCount() reads and clears it.
+  int idle_bell() const { return bell_fd_; }
+  uint64_t RingCount();
   // Frees every block Write put in the pool: the instance calls it when the stub is done with
   // them (at the start of the next execution when no request is still sending, see ADR 0014).
   void ReleaseBlocks() {
@@ -107,8 +116,9 @@ class StubProcess {
  private:
   static constexpr size_t kReadBufferSize = 64 * 1024;
 
-  StubProcess(pid_t pid, int fd, std::unique_ptr<ShmPool> pool, std::chrono::nanoseconds spin)
-      : pid_(pid), fd_(fd), pool_(std::move(pool)), spin_(spin) {}
+  StubProcess(pid_t pid, int fd, int bell_fd, std::unique_ptr<ShmPool> pool,
+              std::chrono::nanoseconds spin)
+      : pid_(pid), fd_(fd), bell_fd_(bell_fd), pool_(std::move(pool)), spin_(spin) {}
   // Writes the frame's bytes: header, `json`, the chunks.
   Status Send(std::string_view json, std::span<const std::span<const char>> chunks);
   // Reads what the socket has (at least one byte) into the read buffer.
@@ -116,6 +126,8 @@ class StubProcess {
 
   pid_t pid_;
   int fd_;
+  int bell_fd_;  // the idle bell (eventfd)
+  bool use_pool_ = true;
   std::unique_ptr<ShmPool> pool_;  // null: payloads go over the socket
   // Bytes received but not consumed yet: [rbegin_, rend_) of rbuf_. Small frames arrive whole
   // in one recv.

@@ -64,6 +64,7 @@ class Stub:
         self.background = set()  # futures of decoupled coroutines still running (Triton's)
         self.model_name = ""  # initialize() learns them from its args
         self.instance_name = ""
+        channel.idle = self.idle
 
     # Called by pb_utils.
     def log(self, level, message):
@@ -182,9 +183,18 @@ class Stub:
         return bool(answer.get("cancelled"))
 
     def listening(self):
-        """True while the server reads this instance's messages (BLS may be answered)."""
+        """True while the server reads this instance's messages (BLS may be answered): always
+        outside initialize and finalize when the stub has its idle bell (the server reads what a
+        thread writes while no execution is under way once it rings), else during an execution
+        and, for decoupled models, while a request has not sent its FINAL."""
+        if self.channel.bell >= 0 and self.phase is None:
+            return True
         with self.finals_lock:
             return self.execute_thread is not None or bool(self.pending)
+
+    def idle(self):
+        """No execution is under way (Channel.ring)."""
+        return self.execute_thread is None
 
     def send_response(self, index, response, flags):
         if flags & pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL:
@@ -574,7 +584,8 @@ def background_error(inst, exc):
 
 def main():
     fd = int(sys.argv[1])
-    channel = Channel(fd, int(sys.argv[3]) if len(sys.argv) > 3 else -1)
+    channel = Channel(fd, int(sys.argv[3]) if len(sys.argv) > 3 else -1,
+                      int(sys.argv[4]) if len(sys.argv) > 4 else -1)
     stub = Stub(channel, sys.argv[2])
     pb_utils._stub = stub
     stub.serve()

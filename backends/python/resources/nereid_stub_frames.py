@@ -97,10 +97,17 @@ class Pool:
 
 
 class Channel:
-    def __init__(self, fd, shm_fd=-1):
+    def __init__(self, fd, shm_fd=-1, bell_fd=-1):
         self.pool = Pool(shm_fd) if shm_fd >= 0 else None
         self.sock = socket.socket(fileno=fd)
         self.write_lock = threading.Lock()
+        # The idle bell (StubProcess::idle_bell, an eventfd; -1: none): a frame written by a
+        # thread other than the serve loop's while no execution is under way (`idle()`, which
+        # the Stub sets) rings it, so that the server reads the frame at once. Checked under the
+        # write lock: the serve loop marks the execution over before it writes its result.
+        self.bell = bell_fd
+        self.serve_thread = threading.get_ident()
+        self.idle = _never
         self.buf = bytearray(1 << 16)
         self.start = self.end = 0
         # One reader at a time (read()); `with self.read_lock` is C code, unlike a Condition's.
@@ -267,12 +274,20 @@ class Channel:
         with self.write_lock:
             if size < 65536:  # one write for small frames
                 self.sock.sendall(b"".join([_HEADER.pack(len(body), size), body, *chunks]))
+                self.ring()
             else:
                 self.sock.sendall(_HEADER.pack(len(body), size) + body)
+                self.ring()  # before the payload, which the socket's buffer may not hold
                 for c in chunks:
                     if len(c):
                         self.sock.sendall(c)
         self.flush_notes()
+
+    def ring(self):
+        """Rings the idle bell after a write (under the write lock) when the server would not
+        read the frame otherwise."""
+        if threading.get_ident() != self.serve_thread and self.bell >= 0 and self.idle():
+            os.eventfd_write(self.bell, 1)
 
     def note(self, header):
         """Writes a frame without payload from a finalizer (__del__), which may run inside
@@ -287,10 +302,15 @@ class Channel:
                 while self.notes:
                     body = json.dumps(self.notes.pop(0)).encode("utf-8")
                     self.sock.sendall(_HEADER.pack(len(body), 0) + body)
+                    self.ring()
             finally:
                 self.write_lock.release()
 
 
+
+
+def _never():
+    return False
 
 
 def array_at(code, shape, view, offset, size):

@@ -1,0 +1,169 @@
+"""A thread of a Python model calls the server while its instance is idle (issue 18): BLS, model
+control, a custom metric and a log line, as Triton's stub allows at any time. The stub rings its
+idle bell after such a write and the instance's watcher answers at once (docs/python_backend.md).
+
+The model (IDLE_CALLER) has one instance, and is run decoupled (answering within execute, so no
+request stays pending) and not. A request with IN[0] == 1 ("go")
+returns at once and wakes the model's own thread (started in initialize), which, with no
+execution under way, makes a BLS call to double_py with a 256 KiB input, asks is_model_ready,
+sets a gauge and logs a line, then records what it got. A request with IN[0] == 2 ("show")
+returns the recorded BLS output, or the error text as bytes. Before the bell, the thread's BLS
+call raised `... can only be made inside execute() ...` and its metric and log waited for the
+next execution."""
+
+import queue
+import re
+import time
+
+import numpy as np
+import pytest
+import requests
+
+from cancel_support import wait_for
+from client_support import GrpcServer, grpcclient, httpclient
+import python_models
+
+IDLE_CALLER = '''
+import json
+import threading
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        config = json.loads(args["model_config"])
+        self.decoupled = config.get("model_transaction_policy", {}).get("decoupled", False)
+        self.gauge = pb_utils.MetricFamily(name="idle_calls", description="calls made while idle",
+                                           kind=pb_utils.MetricFamily.GAUGE)
+        self.metric = self.gauge.Metric(labels={"model": "idle_caller_py"})
+        self.logger = pb_utils.Logger
+        self.go = threading.Event()
+        self.done = threading.Event()
+        self.data = None
+        self.result = None
+        threading.Thread(target=self.work, daemon=True).start()
+
+    def work(self):
+        while True:
+            self.go.wait()
+            self.go.clear()
+            try:
+                bls = pb_utils.InferenceRequest(
+                    model_name="double_py", requested_output_names=["OUT"],
+                    inputs=[pb_utils.Tensor("IN", self.data)]).exec()
+                if bls.has_error():
+                    self.result = np.frombuffer(bls.error().message().encode(), np.uint8)
+                else:
+                    self.result = pb_utils.get_output_tensor_by_name(bls, "OUT").as_numpy()
+                ready = pb_utils.is_model_ready("double_py")
+                self.metric.set(42 if ready else 1)
+                self.logger.log_info("idle call done, ready=" + str(ready))
+            except Exception as e:  # noqa: BLE001 (shown by the next request)
+                self.result = np.frombuffer(str(e).encode(), np.uint8)
+            self.done.set()
+
+    def execute(self, requests):
+        out = []
+        for r in requests:
+            data = pb_utils.get_input_tensor_by_name(r, "IN").as_numpy()
+            if data[0] == 1:
+                self.data = data[1:].copy()
+                self.done.clear()
+                self.go.set()  # the thread runs once execute has returned
+                answer = np.array([1], dtype=np.uint8)
+            else:
+                self.done.wait(10)
+                answer = self.result
+            response = pb_utils.InferenceResponse([pb_utils.Tensor("OUT", answer)])
+            if self.decoupled:  # answered and FINAL within execute: no request stays pending
+                r.get_response_sender().send(
+                    response, flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+            out.append(response)
+        return None if self.decoupled else out
+'''
+
+SIZE = 256 * 1024  # large enough to travel in the shared-memory pool, not the socket
+
+
+@pytest.fixture(params=["not_decoupled", "decoupled"])
+def server(tmp_path, request):
+    one = "instance_group [{ count: 1, kind: KIND_CPU }]"
+    if request.param == "decoupled":
+        one += "\nmodel_transaction_policy { decoupled: true }"
+    for name, code, extra in (("idle_caller_py", IDLE_CALLER, one),
+                              ("double_py", python_models.DOUBLE_OUT, "")):
+        (tmp_path / name / "1").mkdir(parents=True)
+        (tmp_path / name / "config.pbtxt").write_text(python_models.config(
+            name, [python_models.io("IN", "TYPE_UINT8", [-1])],
+            [python_models.io("OUT", "TYPE_UINT8", [-1])], extra=extra))
+        (tmp_path / name / "1" / "model.py").write_text(code)
+    s = GrpcServer([str(tmp_path)], ["--log-verbose=0"], name="client-python-idle-calls").start()
+    s.decoupled = request.param == "decoupled"
+    yield s
+    assert s.stop() == 0, s.stderr()[-4000:]
+
+
+def infer(module, client, values, decoupled=False):
+    """One request (a decoupled model's one response comes on a gRPC stream)."""
+    t = module.InferInput("IN", [len(values)], "UINT8")
+    t.set_data_from_numpy(np.asarray(values, dtype=np.uint8))
+    if not decoupled:
+        return client.infer("idle_caller_py", [t]).as_numpy("OUT")
+    got = queue.Queue()
+    client.start_stream(callback=lambda result, error: got.put((result, error)))
+    try:
+        client.async_stream_infer("idle_caller_py", [t])
+        result, error = got.get(timeout=30)
+        assert error is None, error
+        return result.as_numpy("OUT")
+    finally:
+        client.stop_stream()
+
+
+def gauge(server):
+    text = requests.get(server.metrics_url(), timeout=10).text
+    m = re.search(r'^idle_calls\{model="idle_caller_py"\} (\S+)$', text, re.M)
+    return float(m.group(1)) if m else None
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_a_models_thread_calls_while_the_instance_is_idle(server, protocol):
+    if protocol == "http" and server.decoupled:
+        pytest.skip("a decoupled model is served over gRPC streams only")
+    module = httpclient if protocol == "http" else grpcclient
+    client = (httpclient.InferenceServerClient(f"127.0.0.1:{server.port}")
+              if protocol == "http" else grpcclient.InferenceServerClient(server.target()))
+    data = np.random.default_rng(5).integers(0, 128, SIZE, dtype=np.uint8)
+    try:
+        assert infer(module, client, np.concatenate([[1], data]), server.decoupled).tolist() == [1]
+        # No request runs now: the thread's metric and log line arrive all the same.
+        wait_for(lambda: gauge(server) == 42, "the gauge set while idle")
+        wait_for(lambda: "idle call done, ready=True" in server.stderr(),
+                 "the log line written while idle")
+        # The next request shows the BLS answer; its own input went through the pool first, so
+        # an answer left in the pool's blocks would have been overwritten by it.
+        other = np.full(SIZE + 1, 2, dtype=np.uint8)
+        got = infer(module, client, other, server.decoupled)
+        assert got.dtype == np.uint8
+        if got.size != SIZE:
+            pytest.fail("the thread's BLS call failed: " + bytes(got).decode(errors="replace"))
+        np.testing.assert_array_equal(got, data * 2)
+    finally:
+        client.close()
+
+
+def test_calls_while_idle_leave_later_requests_alone(server):
+    """Requests before, between and after idle calls get their own answers."""
+    client = grpcclient.InferenceServerClient(server.target())
+    try:
+        for seed in range(3):
+            data = np.random.default_rng(seed).integers(0, 128, 1000, dtype=np.uint8)
+            go = np.concatenate([[1], data])
+            assert infer(grpcclient, client, go, server.decoupled).tolist() == [1]
+            time.sleep(0.2)
+            np.testing.assert_array_equal(infer(grpcclient, client, [2], server.decoupled),
+                                          data * 2)
+    finally:
+        client.close()
