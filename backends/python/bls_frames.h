@@ -1,7 +1,9 @@
 // The binary frames of a BLS call (InferenceRequest.exec()) between a stub and the server, so that
 // a call costs no JSON on either side (stub_protocol.h has the framing). Little-endian:
 //
-//   bls (stub -> server): u8 kind (kBinaryBls), u8 decoupled, 2 zero bytes, u32 request flags,
+//   bls (stub -> server): u8 kind (kBinaryBls), u8 decoupled, u8 apart (1: answer the outputs
+//     on the socket, never in the pool: a call of a thread other than the execution's, which
+//     may keep them past the next execution), 1 zero byte, u32 request flags,
 //     i64 tag, i64 model version, u64 timeout (µs), u64 correlation id, i64 parent request (the
 //     id of the execution's request whose trace the call was given, -1: none), u32 model name size,
 //     u32 request id size, u32 string correlation id size, u32 parameters (JSON) size,

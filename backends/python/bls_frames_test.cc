@@ -64,6 +64,7 @@ TEST(BlsFrames, ParsesACall) {
   EXPECT_EQ(m->correlation_id_str, "seq");
   EXPECT_EQ(m->parent_request, 12);
   EXPECT_TRUE(m->decoupled);
+  EXPECT_FALSE(m->apart);
   EXPECT_EQ(m->requested_outputs, std::vector<std::string>{"OUT"});
   ASSERT_EQ(m->parameters.size(), 3u);
   EXPECT_EQ(std::get<std::string>(m->parameters[0].second), "x");
@@ -75,6 +76,19 @@ TEST(BlsFrames, ParsesACall) {
   EXPECT_TRUE(m->inputs[1].in_pool);
   EXPECT_EQ(m->inputs[1].offset, 4096u);
   EXPECT_EQ(m->inputs[1].data_type, DataType::kInt8);
+}
+
+TEST(BlsFrames, TheApartByteAsksForTheAnswerOnTheSocket) {
+  // The stub sets byte 2 for a call of a thread other than the execution's.
+  std::string frame = Bls(8, "add_sub", {});
+  StatusOr<StubMessage> m = ParseStubMessage(frame, 0, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_FALSE(m->apart);
+  frame[2] = 1;
+  m = ParseStubMessage(frame, 0, 0);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->apart);
+  EXPECT_FALSE(m->decoupled);
 }
 
 TEST(BlsFrames, ParsesANext) {

@@ -92,7 +92,7 @@ Status PythonInstance::CheckReady() {
   if (!has_is_ready_) return Status::Ok();
   try {
     if (busy_ == 0 && !restarting_) {
-      MutexLock lock(mu_);
+      CountedLock lock(mu_, lock_waiters_);
       if (stub_ != nullptr && !stopping_) {
         StatusOr<std::string> answer = AskReady();
         if (!answer.ok()) return answer.status();
@@ -111,7 +111,7 @@ Status PythonInstance::Execute(const backend::ExecuteArgs& args) {
   const BusyScope busy(busy_);
   try {
     if (restarting_) return NotHealthy();  // the watcher is starting a new stub
-    MutexLock lock(mu_);
+    CountedLock lock(mu_, lock_waiters_);
     if (stub_ == nullptr) {  // the last restart failed: try again
       if (Status s = Start(); !s.ok()) {
         Log(*model_->settings, backend::LogLevel::kError,
@@ -135,8 +135,9 @@ Status PythonInstance::Execute(const backend::ExecuteArgs& args) {
       stub_.reset();  // kills it; the watcher sees it gone
       return NotHealthy();
     }
-    // The watcher reads the stub while we are idle (and answers the "bls_next" still waiting).
-    if (!pending_.empty() || bls_streams_.waiting()) waiter_->Wake();
+    // The watcher reads the stub while we are idle (and answers the "bls_next" still waiting);
+    // after an error, what the execution may have left unread (a frame rung before it began).
+    if (!pending_.empty() || bls_streams_.waiting() || !s.ok()) waiter_->Wake();
     return s;
   } catch (const std::exception& e) {
     return Internal(std::string("python backend: ") + e.what());
@@ -197,7 +198,11 @@ void PythonInstance::Watch() {
         FailPending(Unloaded());
       }
       if (stub_ != nullptr && bls_streams_.waiting()) AnswerStreamsIdle();
-      if (stub_ != nullptr && stub_->RingCount() != 0) {  // a thread of model.py asked
+      // A thread of model.py asked while idle (the bell), or an execution that returned early
+      // left frames unread (it woke us): nobody else reads them.
+      if (stub_ != nullptr &&
+          (stub_->RingCount() != 0 ||
+           (pending_.empty() && !bls_streams_.waiting() && stub_->Readable()))) {
         ReadRung();
         continue;
       }
@@ -295,7 +300,8 @@ void PythonInstance::ReadRung() {
   // (a log line in a loop) cannot keep requests out.
   const pid_t pid = stub_->pid();
   stub_->UsePool(false);
-  while (stub_ != nullptr && stub_->pid() == pid && busy_.load() == 0 && stub_->Readable()) {
+  while (stub_ != nullptr && stub_->pid() == pid && lock_waiters_.load() == 0 &&
+         stub_->Readable()) {
     ReadIdle();
   }
   if (stub_ != nullptr && stub_->pid() == pid) stub_->UsePool(true);

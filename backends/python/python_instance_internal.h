@@ -29,23 +29,12 @@
 #include "python/batch_split.h"
 #include "python/block_claims.h"
 #include "python/exit_waiter.h"
+#include "python/lock_counters.h"
 #include "python/python_shared.h"
 #include "python/stub_protocol.h"
 #include "python/stub_questions.h"
 
 namespace nereid::backends::python {
-
-// Counts an execution or read of the stub under way (PythonInstance::busy_) for its scope.
-class BusyScope {
- public:
-  explicit BusyScope(std::atomic<int>& busy) : busy_(busy) { ++busy_; }
-  ~BusyScope() { --busy_; }
-  BusyScope(const BusyScope&) = delete;
-  BusyScope& operator=(const BusyScope&) = delete;
-
- private:
-  std::atomic<int>& busy_;
-};
 
 class PythonInstance final : public backend::ModelInstance {
  public:
@@ -256,6 +245,10 @@ class PythonInstance final : public backend::ModelInstance {
   // ready); where ReadDecoupledFrame puts the answer while CheckReady waits for it.
   std::atomic<bool> has_is_ready_{false};
   std::atomic<int> busy_{0};
+  // Executions and is_ready() questions waiting for mu_ (CountedLock): ReadRung yields to them,
+  // as each reads the stub's frames up to its own answer once it has the lock. busy_ would not
+  // do: it also counts an execution that has released mu_ and is returning, which reads no more.
+  std::atomic<int> lock_waiters_{0};
   Mutex ready_mu_ ACQUIRED_AFTER(mu_);
   std::string last_ready_ GUARDED_BY(ready_mu_);
   std::string* ready_answer_ GUARDED_BY(mu_) = nullptr;

@@ -142,6 +142,9 @@ struct StubMessage {
   std::string correlation_id_str;  // a string correlation id
   std::vector<std::pair<std::string, std::variant<bool, int64_t, std::string>>> parameters;
   bool decoupled = false;  // exec(decoupled=True): answered by a stream of answers
+  // The answer's outputs go on the socket, never in the pool (bls_frames.h: a call of a thread
+  // other than the execution's).
+  bool apart = false;
   // InferenceRequest(trace=request.trace()): the id of the request whose trace the call continues
   // (Triton traces the call as that request's child); -1: none. Not checked by the parser.
   int64_t parent_request = -1;

@@ -105,7 +105,8 @@ backend::InferCall MakeCall(const StubMessage& m, std::vector<char>* payload,
 }
 
 Status WriteBlsResult(StubProcess& stub, int64_t tag,
-                      const StatusOr<std::vector<backend::InferTensor>>& result, bool final) {
+                      const StatusOr<std::vector<backend::InferTensor>>& result, bool final,
+                      bool apart = false) {
   std::vector<std::span<const char>> chunks;
   std::string header;
   if (result.ok()) {
@@ -115,6 +116,7 @@ Status WriteBlsResult(StubProcess& stub, int64_t tag,
   } else {
     EncodeBlsAnswer(tag, result.status(), {}, final, &header);
   }
+  if (apart) return stub.Write(header, chunks);  // pool size 0: the payload follows
   return stub.WriteBinary(&header, kBlsAnswerShmSlot, chunks);
 }
 
@@ -137,7 +139,7 @@ Status RunBls(const Settings& settings, const StubMessage& m, std::vector<char>*
   Result result = future.wait_until(deadline) == std::future_status::ready
                       ? future.get()
                       : Result(BlsTimedOut(m.model_name));
-  return WriteBlsResult(stub, m.tag, result, true);
+  return WriteBlsResult(stub, m.tag, result, true, m.apart);
 }
 
 }  // namespace

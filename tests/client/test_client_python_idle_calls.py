@@ -45,18 +45,21 @@ class TritonPythonModel:
         self.result = None
         threading.Thread(target=self.work, daemon=True).start()
 
+    def call(self):
+        bls = pb_utils.InferenceRequest(
+            model_name="double_py", requested_output_names=["OUT"],
+            inputs=[pb_utils.Tensor("IN", self.data)]).exec()
+        if bls.has_error():
+            self.result = np.frombuffer(bls.error().message().encode(), np.uint8)
+        else:
+            self.result = pb_utils.get_output_tensor_by_name(bls, "OUT").as_numpy()
+
     def work(self):
         while True:
             self.go.wait()
             self.go.clear()
             try:
-                bls = pb_utils.InferenceRequest(
-                    model_name="double_py", requested_output_names=["OUT"],
-                    inputs=[pb_utils.Tensor("IN", self.data)]).exec()
-                if bls.has_error():
-                    self.result = np.frombuffer(bls.error().message().encode(), np.uint8)
-                else:
-                    self.result = pb_utils.get_output_tensor_by_name(bls, "OUT").as_numpy()
+                self.call()
                 ready = pb_utils.is_model_ready("double_py")
                 self.metric.set(42 if ready else 1)
                 self.logger.log_info("idle call done, ready=" + str(ready))
@@ -73,6 +76,13 @@ class TritonPythonModel:
                 self.done.clear()
                 self.go.set()  # the thread runs once execute has returned
                 answer = np.array([1], dtype=np.uint8)
+            elif data[0] == 3:  # a thread of its own calls during this execution
+                self.data = data[1:].copy()
+                caller = threading.Thread(target=self.call)
+                caller.start()
+                caller.join()
+                self.done.set()
+                answer = np.array([3], dtype=np.uint8)
             else:
                 self.done.wait(10)
                 answer = self.result
@@ -142,11 +152,31 @@ def test_a_models_thread_calls_while_the_instance_is_idle(server, protocol):
         wait_for(lambda: gauge(server) == 42, "the gauge set while idle")
         wait_for(lambda: "idle call done, ready=True" in server.stderr(),
                  "the log line written while idle")
-        # The next request shows the BLS answer; its own input went through the pool first, so
-        # an answer left in the pool's blocks would have been overwritten by it.
-        other = np.full(SIZE + 1, 2, dtype=np.uint8)
+        # The next request shows the BLS answer; its own input goes through the pool first and,
+        # twice the answer's size, over the freed blocks of both the first input and an answer
+        # left in the pool, which would read back as its bytes.
+        other = np.full(2 * SIZE + 1, 2, dtype=np.uint8)
         got = infer(module, client, other, server.decoupled)
         assert got.dtype == np.uint8
+        if got.size != SIZE:
+            pytest.fail("the thread's BLS call failed: " + bytes(got).decode(errors="replace"))
+        np.testing.assert_array_equal(got, data * 2)
+    finally:
+        client.close()
+
+
+def test_a_threads_bls_outputs_outlive_the_next_execution(server):
+    """A thread other than execute's that calls during an execution gets the outputs in its own
+    memory (the "apart" byte, bls_frames.h), as the one calling while idle: it cannot know when
+    the next execution frees the pool's blocks. The next request's input goes through the pool
+    and, twice the answer's size, over an answer left there, which would read back as its bytes
+    (this test fails so without the byte)."""
+    client = grpcclient.InferenceServerClient(server.target())
+    data = np.random.default_rng(7).integers(0, 128, SIZE, dtype=np.uint8)
+    try:
+        assert infer(grpcclient, client, np.concatenate([[3], data]), server.decoupled).tolist() \
+            == [3]
+        got = infer(grpcclient, client, np.full(2 * SIZE + 1, 2, dtype=np.uint8), server.decoupled)
         if got.size != SIZE:
             pytest.fail("the thread's BLS call failed: " + bytes(got).decode(errors="replace"))
         np.testing.assert_array_equal(got, data * 2)

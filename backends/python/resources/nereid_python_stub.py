@@ -1,8 +1,8 @@
 """Nereid's Python backend stub: runs one model instance's model.py in its own process.
 
 Started by libnereid_python.so as
-`/usr/bin/python3 -s nereid_python_stub.py <fd> <model.py> <shm fd or -1>` with the resources
-folder (this file's) on sys.path. It talks to the server over the socket `fd` in frames
+`/usr/bin/python3 -s nereid_python_stub.py <fd> <model.py> <shm fd or -1> <idle bell fd>` with the
+resources folder (this file's) on sys.path. It talks to the server over the socket `fd` in frames
 (nereid_stub_frames.py: their layouts, the socket's readers and writers, the tensor codec). The
 server puts the payloads it sends in its shared-memory pool (the memfd `shm fd`): input arrays
 are numpy views of it (no copy in this process). What this process sends goes over the socket
@@ -26,6 +26,7 @@ from nereid_stub_frames import (_BLS, _BLS_HEAD, _BLS_NEXT, _BLS_NEXT_HEAD, _ANS
 
 # Frames of this file and of the frame codec are left out of the tracebacks model.py sees.
 _OWN_FILES = (__file__, frames.__file__)
+_APART = 2  # the offset of a "bls" frame's "apart" byte (bls_frames.h; 0 as encoded)
 
 
 def error_text(exc):
@@ -61,6 +62,8 @@ class Stub:
         self.pending = set()
         self.finals_lock = threading.Lock()
         self.loop = None  # the instance's asyncio event loop (its own thread), made when first used
+        self.loop_thread = None  # the loop's thread id
+        self.awaited_loop = None  # loop_thread while execute's coroutine runs on it
         self.background = set()  # futures of decoupled coroutines still running (Triton's)
         self.model_name = ""  # initialize() learns them from its args
         self.instance_name = ""
@@ -110,8 +113,19 @@ class Stub:
         for decoupled models while a request has not sent its FINAL); calls are answered one at
         a time, matched by tag."""
         tag = next(self.channel.tags)
-        self.channel.write(*self.bls_frame(request, False, tag))
+        header, chunks = self.bls_frame(request, False, tag)
+        if self.apart():
+            header = header[:_APART] + b"\x01" + header[_APART + 1:]
+        self.channel.write(header, chunks)
         return self.bls_response(*self.channel.read(tag))[0]
+
+    def apart(self):
+        """Whether a BLS call of this thread asks for its outputs in its own memory (on the
+        socket, bls_frames.h' "apart" byte) rather than as views of the pool, which the next
+        execution frees: every thread but the execution's (execute's own, and the event loop's
+        while it runs execute's coroutine), since nothing tells it when that comes."""
+        me = threading.get_ident()
+        return me != self.execute_thread and me != self.awaited_loop
 
     def bls_stream(self, request):
         """exec(decoupled=True): the server starts the call and queues the called model's
@@ -334,13 +348,20 @@ class Stub:
         if self.loop is None:
             import asyncio
             self.loop = asyncio.new_event_loop()
-            threading.Thread(target=self.loop.run_forever, name="event-loop", daemon=True).start()
+            thread = threading.Thread(target=self.loop.run_forever, name="event-loop", daemon=True)
+            thread.start()
+            self.loop_thread = thread.ident
         return self.loop
 
     def run_coroutine(self, awaitable):
         """Runs `awaitable` on the instance's loop and waits for its result."""
         import asyncio
-        return asyncio.run_coroutine_threadsafe(_await(awaitable), self.event_loop()).result()
+        loop = self.event_loop()
+        self.awaited_loop = self.loop_thread  # its BLS calls are the execution's (apart())
+        try:
+            return asyncio.run_coroutine_threadsafe(_await(awaitable), loop).result()
+        finally:
+            self.awaited_loop = None
 
     def run_in_background(self, awaitable, requests, inst):
         """A decoupled model's `async def execute`: runs on the instance's loop while the instance
