@@ -138,6 +138,17 @@ def gauge(server):
     return float(m.group(1)) if m else None
 
 
+def check_shown(module, client, decoupled, data):
+    """The next request ("show") answers the thread's BLS output, `data` doubled. Its own input
+    goes through the pool first and, twice the answer's size, over the freed blocks of both the
+    earlier input and an answer left in the pool, which would read back as its bytes."""
+    got = infer(module, client, np.full(2 * SIZE + 1, 2, dtype=np.uint8), decoupled)
+    assert got.dtype == np.uint8
+    if got.size != SIZE:
+        pytest.fail("the thread's BLS call failed: " + bytes(got).decode(errors="replace"))
+    np.testing.assert_array_equal(got, data * 2)
+
+
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
 def test_a_models_thread_calls_while_the_instance_is_idle(server, protocol):
     if protocol == "http" and server.decoupled:
@@ -152,15 +163,7 @@ def test_a_models_thread_calls_while_the_instance_is_idle(server, protocol):
         wait_for(lambda: gauge(server) == 42, "the gauge set while idle")
         wait_for(lambda: "idle call done, ready=True" in server.stderr(),
                  "the log line written while idle")
-        # The next request shows the BLS answer; its own input goes through the pool first and,
-        # twice the answer's size, over the freed blocks of both the first input and an answer
-        # left in the pool, which would read back as its bytes.
-        other = np.full(2 * SIZE + 1, 2, dtype=np.uint8)
-        got = infer(module, client, other, server.decoupled)
-        assert got.dtype == np.uint8
-        if got.size != SIZE:
-            pytest.fail("the thread's BLS call failed: " + bytes(got).decode(errors="replace"))
-        np.testing.assert_array_equal(got, data * 2)
+        check_shown(module, client, server.decoupled, data)
     finally:
         client.close()
 
@@ -168,18 +171,13 @@ def test_a_models_thread_calls_while_the_instance_is_idle(server, protocol):
 def test_a_threads_bls_outputs_outlive_the_next_execution(server):
     """A thread other than execute's that calls during an execution gets the outputs in its own
     memory (the "apart" byte, bls_frames.h), as the one calling while idle: it cannot know when
-    the next execution frees the pool's blocks. The next request's input goes through the pool
-    and, twice the answer's size, over an answer left there, which would read back as its bytes
-    (this test fails so without the byte)."""
+    the next execution frees the pool's blocks (this test fails without the byte)."""
     client = grpcclient.InferenceServerClient(server.target())
     data = np.random.default_rng(7).integers(0, 128, SIZE, dtype=np.uint8)
     try:
         assert infer(grpcclient, client, np.concatenate([[3], data]), server.decoupled).tolist() \
             == [3]
-        got = infer(grpcclient, client, np.full(2 * SIZE + 1, 2, dtype=np.uint8), server.decoupled)
-        if got.size != SIZE:
-            pytest.fail("the thread's BLS call failed: " + bytes(got).decode(errors="replace"))
-        np.testing.assert_array_equal(got, data * 2)
+        check_shown(grpcclient, client, server.decoupled, data)
     finally:
         client.close()
 
