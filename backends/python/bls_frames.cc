@@ -44,14 +44,14 @@ Status ParseParameters(std::string_view json, StubMessage* m) {
 StatusOr<StubMessage> ParseBls(BinaryReader* in, uint64_t payload_size, uint64_t pool_size) {
   StubMessage m;
   m.op = "bls";
-  uint64_t decoupled = 0, apart = 0, pad = 0, flags = 0, tag = 0, version = 0, timeout = 0, correlation = 0,
-           parent = 0, name_size = 0, id_size = 0, corr_size = 0, params_size = 0, requested = 0,
-           inputs = 0;
-  if (!in->Le(1, &decoupled) || !in->Le(1, &apart) || !in->Le(1, &pad) || !in->Le(4, &flags) || !in->Le(8, &tag) ||
-      !in->Le(8, &version) || !in->Le(8, &timeout) || !in->Le(8, &correlation) ||
-      !in->Le(8, &parent) || !in->Le(4, &name_size) || !in->Le(4, &id_size) ||
-      !in->Le(4, &corr_size) || !in->Le(4, &params_size) || !in->Le(2, &requested) ||
-      !in->Le(2, &inputs)) {
+  uint64_t decoupled = 0, apart = 0, pad = 0, flags = 0, tag = 0, version = 0, timeout = 0,
+           correlation = 0, parent = 0, name_size = 0, id_size = 0, corr_size = 0, params_size = 0,
+           requested = 0, inputs = 0;
+  if (!in->Le(1, &decoupled) || !in->Le(1, &apart) || !in->Le(1, &pad) || !in->Le(4, &flags) ||
+      !in->Le(8, &tag) || !in->Le(8, &version) || !in->Le(8, &timeout) ||
+      !in->Le(8, &correlation) || !in->Le(8, &parent) || !in->Le(4, &name_size) ||
+      !in->Le(4, &id_size) || !in->Le(4, &corr_size) || !in->Le(4, &params_size) ||
+      !in->Le(2, &requested) || !in->Le(2, &inputs)) {
     return CutShort();
   }
   if (timeout > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {

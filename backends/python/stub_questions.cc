@@ -120,14 +120,14 @@ Status WriteBlsResult(StubProcess& stub, int64_t tag,
   return stub.WriteBinary(&header, kBlsAnswerShmSlot, chunks);
 }
 
-// Runs a BLS request of model.py on the server and answers the stub (its outputs or error);
+// Runs a BLS request of execute() on the server and answers the stub (its outputs or error);
 // a BLS call still running at `deadline` is answered as timed out.
 Status RunBls(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
-              std::chrono::steady_clock::time_point deadline, bool executing,
+              std::chrono::steady_clock::time_point deadline,
               std::shared_ptr<const void> parent_trace, StubProcess& stub) {
   std::vector<backend::TensorRef> inputs;
   backend::InferCall call = MakeCall(m, payload, std::move(parent_trace), stub, &inputs);
-  call.allow_inline = executing;  // this thread waits for the answer below
+  call.allow_inline = true;  // this thread waits for the answer below
   using Result = StatusOr<std::vector<backend::InferTensor>>;
   auto promise = std::make_shared<std::promise<Result>>();
   std::future<Result> future = promise->get_future();
@@ -163,9 +163,11 @@ struct BlsBell {
   }
 };
 
-// The responses of a decoupled BLS call, queued by the server's threads for the instance's.
+// The responses of a decoupled BLS call, queued by the server's threads for the instance's; or
+// the one answer of a call made while the instance is idle (BlsStreams::StartCall).
 struct BlsStream {
   std::string model;
+  bool apart = false;  // answers' tensors on the socket (bls_frames.h)
   std::shared_ptr<CancelToken> cancel = std::make_shared<CancelToken>();
   std::shared_ptr<const BlsBell> bell;
   // The stub's "bls_next" on this stream not answered yet: tag and deadline, in order. Used by
@@ -202,12 +204,34 @@ void BlsStreams::Start(const Settings& settings, const StubMessage& m, std::vect
   std::vector<backend::TensorRef> inputs;
   backend::InferCall call = MakeCall(m, payload, std::move(parent_trace), stub, &inputs);
   auto stream = std::make_shared<BlsStream>();
-  stream->model = m.model_name;
-  stream->bell = bell_;
-  call.cancel = stream->cancel;
   call.on_response = [stream](StatusOr<std::vector<backend::InferTensor>> r) {
     stream->Push(std::move(r), false);
   };
+  Launch(settings, m, call, stream);
+}
+
+void BlsStreams::StartCall(const Settings& settings, const StubMessage& m,
+                           std::vector<char>* payload,
+                           std::chrono::steady_clock::time_point deadline, StubProcess& stub) {
+  std::vector<backend::TensorRef> inputs;
+  backend::InferCall call = MakeCall(m, payload, nullptr, stub, &inputs);
+  auto stream = std::make_shared<BlsStream>();
+  stream->apart = true;  // the caller may keep the outputs past any execution
+  // Its answer: a "bls_next" of the call's own tag, waiting from now on.
+  stream->nexts.emplace_back(m.tag, deadline);
+  {
+    MutexLock lock(stream->mu);
+    stream->wanted = true;
+  }
+  ++waiting_;
+  Launch(settings, m, call, stream);
+}
+
+void BlsStreams::Launch(const Settings& settings, const StubMessage& m, backend::InferCall& call,
+                        const std::shared_ptr<BlsStream>& stream) {
+  stream->model = m.model_name;
+  stream->bell = bell_;
+  call.cancel = stream->cancel;
   if (auto old = streams_.find(m.tag); old != streams_.end()) {
     waiting_ -= old->second->nexts.size();
     old->second->Drop();
@@ -268,7 +292,8 @@ Status BlsStreams::AnswerDue(StubProcess& stub) {
       --waiting_;
       if (response.has_value()) {
         erase = response->second;
-        NEREID_RETURN_IF_ERROR(WriteBlsResult(stub, tag, response->first, response->second));
+        NEREID_RETURN_IF_ERROR(
+            WriteBlsResult(stub, tag, response->first, response->second, stream->apart));
         continue;
       }
       // Timed out: as a BLS call still running at its deadline; the call is cancelled.
@@ -347,8 +372,12 @@ Status AnswerServerQuestion(const Settings& settings, const StubMessage& m,
   if (m.op == "bls_next") return streams.Next(m, deadline, stub);
   if (m.op == "bls_cancel") return streams.Cancel(m, stub);
   if (m.op != "bls") return AnswerControl(settings, m, *payload, stub);
-  if (!m.decoupled) {
-    return RunBls(settings, m, payload, deadline, executing, std::move(parent_trace), stub);
+  if (!m.decoupled && executing) {
+    return RunBls(settings, m, payload, deadline, std::move(parent_trace), stub);
+  }
+  if (!m.decoupled) {  // idle: the instance is free while the call runs (it may call us)
+    streams.StartCall(settings, m, payload, deadline, stub);
+    return Status::Ok();
   }
   streams.Start(settings, m, payload, std::move(parent_trace), stub);
   return Status::Ok();

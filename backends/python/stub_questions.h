@@ -44,6 +44,12 @@ class BlsStreams {
   // answered yet.
   void Start(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
              std::shared_ptr<const void> parent_trace, StubProcess& stub);
+  // Starts a "bls" call without `decoupled` made while the instance is idle (not executing): its
+  // one answer waits as a "bls_next" of the call's own tag (until `deadline`: then answered as
+  // timed out, the call cancelled), which AnswerDue writes, tensors on the socket. The instance is
+  // not held meanwhile, so the called model may be this very instance.
+  void StartCall(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
+                 std::chrono::steady_clock::time_point deadline, StubProcess& stub);
   // "bls_next" (stream `m.request`): answered at once with the stream's next response when one is
   // queued (and no earlier "bls_next" of the stream waits), or when the stream is not open; else
   // the question waits (until `deadline`) and AnswerDue answers it.
@@ -71,6 +77,11 @@ class BlsStreams {
   size_t size() const { return streams_.size(); }
 
  private:
+  // Names `stream` by the call's tag (dropping an older one of that tag) and starts `call`, whose
+  // end pushes the final answer.
+  void Launch(const Settings& settings, const StubMessage& m, backend::InferCall& call,
+              const std::shared_ptr<BlsStream>& stream);
+
   std::map<int64_t, std::shared_ptr<BlsStream>> streams_;
   std::shared_ptr<BlsBell> bell_;
   size_t waiting_ = 0;  // the "bls_next" not answered yet, over all streams
@@ -84,9 +95,10 @@ bool IsServerQuestion(const StubMessage& m);
 // for the called model until `deadline`: a call still running then is answered as timed out), a BLS
 // stream's question (`streams`) or a model-control call. `executing`: asked during the instance's
 // Execute (this thread waits for the answer, and the scheduler marked this instance busy, so it is
-// never handed the call): the called model may run on this thread (InferCall::allow_inline). The
-// watcher thread, which answers while the instance is idle, queues its calls. `parent_trace`: the
-// trace a BLS call continues (backend API v9 InferCall::parent_trace; BlsParentTrace), or empty.
+// never handed the call): the called model may run on this thread (InferCall::allow_inline). A
+// call made while the instance is idle (the watcher reads it) is not waited for: StartCall.
+// `parent_trace`: the trace a BLS call continues (backend API v9 InferCall::parent_trace;
+// BlsParentTrace), or empty.
 Status AnswerServerQuestion(const Settings& settings, const StubMessage& m,
                             std::vector<char>* payload,
                             std::chrono::steady_clock::time_point deadline, bool executing,

@@ -41,13 +41,14 @@ class TritonPythonModel:
         self.logger = pb_utils.Logger
         self.go = threading.Event()
         self.done = threading.Event()
+        self.target = "double_py"
         self.data = None
         self.result = None
         threading.Thread(target=self.work, daemon=True).start()
 
     def call(self):
         bls = pb_utils.InferenceRequest(
-            model_name="double_py", requested_output_names=["OUT"],
+            model_name=self.target, requested_output_names=["OUT"],
             inputs=[pb_utils.Tensor("IN", self.data)]).exec()
         if bls.has_error():
             self.result = np.frombuffer(bls.error().message().encode(), np.uint8)
@@ -71,11 +72,14 @@ class TritonPythonModel:
         out = []
         for r in requests:
             data = pb_utils.get_input_tensor_by_name(r, "IN").as_numpy()
-            if data[0] == 1:
-                self.data = data[1:].copy()
+            if data[0] in (1, 4):  # 4: the thread calls this very model, with [5]
+                self.target = "double_py" if data[0] == 1 else "idle_caller_py"
+                self.data = data[1:].copy() if data[0] == 1 else np.array([5], np.uint8)
                 self.done.clear()
                 self.go.set()  # the thread runs once execute has returned
                 answer = np.array([1], dtype=np.uint8)
+            elif data[0] == 5:  # the thread's call to this model
+                answer = np.array([6], dtype=np.uint8)
             elif data[0] == 3:  # a thread of its own calls during this execution
                 self.data = data[1:].copy()
                 caller = threading.Thread(target=self.call)
@@ -193,5 +197,22 @@ def test_calls_while_idle_leave_later_requests_alone(server):
             time.sleep(0.2)
             np.testing.assert_array_equal(infer(grpcclient, client, [2], server.decoupled),
                                           data * 2)
+    finally:
+        client.close()
+
+
+
+def test_an_idle_call_may_call_its_own_single_instance(server):
+    """A thread's BLS call made while the instance is idle does not hold the instance while the
+    called model runs (BlsStreams::StartCall), so it may call its own model, which has one
+    instance, as in Triton. (It held it at first: such a call timed out after
+    stub-timeout-seconds.)"""
+    if server.decoupled:
+        pytest.skip("exec() without decoupled=True of a decoupled model is another matter")
+    client = grpcclient.InferenceServerClient(server.target())
+    try:
+        assert infer(grpcclient, client, [4]).tolist() == [1]
+        shown = infer(grpcclient, client, [2])
+        assert shown.tolist() == [6], bytes(shown)
     finally:
         client.close()
