@@ -26,6 +26,7 @@ import python_models
 IDLE_CALLER = '''
 import json
 import threading
+import time
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
@@ -72,14 +73,17 @@ class TritonPythonModel:
         out = []
         for r in requests:
             data = pb_utils.get_input_tensor_by_name(r, "IN").as_numpy()
-            if data[0] in (1, 4):  # 4: the thread calls this very model, with [5]
+            if data[0] in (1, 4, 6):  # 4, 6: the thread calls this very model, with [5], [7]
                 self.target = "double_py" if data[0] == 1 else "idle_caller_py"
-                self.data = data[1:].copy() if data[0] == 1 else np.array([5], np.uint8)
+                self.data = data[1:].copy() if data[0] == 1 else np.array([data[0] + 1], np.uint8)
                 self.done.clear()
                 self.go.set()  # the thread runs once execute has returned
                 answer = np.array([1], dtype=np.uint8)
             elif data[0] == 5:  # the thread's call to this model
                 answer = np.array([6], dtype=np.uint8)
+            elif data[0] == 7:  # the same, slow
+                time.sleep(2)
+                answer = np.array([8], dtype=np.uint8)
             elif data[0] == 3:  # a thread of its own calls during this execution
                 self.data = data[1:].copy()
                 caller = threading.Thread(target=self.call)
@@ -208,7 +212,8 @@ def test_an_idle_call_may_call_its_own_single_instance(server):
     instance, as in Triton. (It held it at first: such a call timed out after
     stub-timeout-seconds.)"""
     if server.decoupled:
-        pytest.skip("exec() without decoupled=True of a decoupled model is another matter")
+        pytest.skip("a call to this decoupled model needs exec(decoupled=True); the not_decoupled run "
+                    "covers it")
     client = grpcclient.InferenceServerClient(server.target())
     try:
         assert infer(grpcclient, client, [4]).tolist() == [1]
@@ -216,3 +221,20 @@ def test_an_idle_call_may_call_its_own_single_instance(server):
         assert shown.tolist() == [6], bytes(shown)
     finally:
         client.close()
+
+
+def test_the_server_stops_cleanly_with_an_idle_call_in_flight(server):
+    """SIGTERM while a thread's idle BLS call runs (to this very instance, 2 s): the server waits
+    for it as for any request in flight, then unloads and exits 0, within the exit timeout."""
+    if server.decoupled:
+        pytest.skip("a call to this decoupled model needs exec(decoupled=True); the not_decoupled run "
+                    "covers it")
+    client = grpcclient.InferenceServerClient(server.target())
+    try:
+        assert infer(grpcclient, client, [6]).tolist() == [1]
+        time.sleep(0.3)  # the call is in flight (it takes 2 s)
+    finally:
+        client.close()
+    started = time.monotonic()
+    assert server.stop() == 0, server.stderr()[-4000:]
+    assert 1.5 < time.monotonic() - started < 20  # it waited for the call
