@@ -102,6 +102,8 @@ class TritonPythonModel:
         return None if self.decoupled else out
 '''
 
+DECOUPLED_SELF_CALL = ("a call to this decoupled model needs exec(decoupled=True); the "
+                       "not_decoupled run covers it")
 SIZE = 256 * 1024  # large enough to travel in the shared-memory pool, not the socket
 
 
@@ -212,8 +214,7 @@ def test_an_idle_call_may_call_its_own_single_instance(server):
     instance, as in Triton. (It held it at first: such a call timed out after
     stub-timeout-seconds.)"""
     if server.decoupled:
-        pytest.skip("a call to this decoupled model needs exec(decoupled=True); the not_decoupled run "
-                    "covers it")
+        pytest.skip(DECOUPLED_SELF_CALL)
     client = grpcclient.InferenceServerClient(server.target())
     try:
         assert infer(grpcclient, client, [4]).tolist() == [1]
@@ -227,8 +228,7 @@ def test_the_server_stops_cleanly_with_an_idle_call_in_flight(server):
     """SIGTERM while a thread's idle BLS call runs (to this very instance, 2 s): the server waits
     for it as for any request in flight, then unloads and exits 0, within the exit timeout."""
     if server.decoupled:
-        pytest.skip("a call to this decoupled model needs exec(decoupled=True); the not_decoupled run "
-                    "covers it")
+        pytest.skip(DECOUPLED_SELF_CALL)
     client = grpcclient.InferenceServerClient(server.target())
     try:
         assert infer(grpcclient, client, [6]).tolist() == [1]
