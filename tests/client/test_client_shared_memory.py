@@ -13,6 +13,7 @@ import asyncio
 import json
 import mmap
 import os
+import re
 import threading
 import time
 
@@ -588,6 +589,21 @@ def test_truncated_object_does_not_crash_the_server(server):
             assert c.is_server_live()
 
 
+def wait_for_queued(server, model, count, longest):
+    """Until `count` requests of `model` wait in its queue (nv_inference_pending_request_count),
+    or for `longest` seconds: a request run on the connection's I/O thread is never queued, and
+    it may keep the requests of other connections of that thread unread meanwhile, so the count
+    is a hint, not a promise (a fixed 0.15 s once came before the last request did, under ASan)."""
+    deadline = time.monotonic() + longest
+    pattern = re.compile(rf'^nv_inference_pending_request_count{{model="{model}",version="1"}} '
+                         r'(\S+)$', re.M)
+    while time.monotonic() < deadline:
+        m = pattern.search(requests.get(server.metrics_url(), timeout=10).text)
+        if m and float(m.group(1)) >= count:
+            return
+        time.sleep(0.01)
+
+
 def test_unregister_during_inference(server):
     with Region(64) as r:
         for name, c in clients(server):
@@ -609,7 +625,9 @@ def test_unregister_during_inference(server):
             threads = [threading.Thread(target=one, args=(i,)) for i in range(len(values))]
             for t in threads:
                 t.start()
-            time.sleep(0.15)  # three ~0.3 s executions on one instance: all still in flight
+            # Three ~0.3 s executions on one instance: unregister once all are in the server (one
+            # runs, two wait) while they are still in flight.
+            wait_for_queued(server, "slow_identity", len(values) - 1, 0.45)
             c.unregister_system_shared_memory(r.name)
             listed_while_running = status_names(name, c)
             for t in threads:
