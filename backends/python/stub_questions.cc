@@ -211,10 +211,10 @@ void BlsStreams::Start(const Settings& settings, const StubMessage& m, std::vect
 }
 
 void BlsStreams::StartCall(const Settings& settings, const StubMessage& m,
-                           std::vector<char>* payload,
+                           std::vector<char>* payload, std::shared_ptr<const void> parent_trace,
                            std::chrono::steady_clock::time_point deadline, StubProcess& stub) {
   std::vector<backend::TensorRef> inputs;
-  backend::InferCall call = MakeCall(m, payload, nullptr, stub, &inputs);
+  backend::InferCall call = MakeCall(m, payload, std::move(parent_trace), stub, &inputs);
   auto stream = std::make_shared<BlsStream>();
   stream->apart = true;  // the caller may keep the outputs past any execution
   // Its answer: a "bls_next" of the call's own tag, waiting from now on.
@@ -372,11 +372,11 @@ Status AnswerServerQuestion(const Settings& settings, const StubMessage& m,
   if (m.op == "bls_next") return streams.Next(m, deadline, stub);
   if (m.op == "bls_cancel") return streams.Cancel(m, stub);
   if (m.op != "bls") return AnswerControl(settings, m, *payload, stub);
-  if (!m.decoupled && executing) {
+  if (!m.decoupled && executing && !m.apart) {  // execute's own call
     return RunBls(settings, m, payload, deadline, std::move(parent_trace), stub);
   }
-  if (!m.decoupled) {  // idle: the instance is free while the call runs (it may call us)
-    streams.StartCall(settings, m, payload, deadline, stub);
+  if (!m.decoupled) {  // another thread's: not waited for (it may call this very instance)
+    streams.StartCall(settings, m, payload, std::move(parent_trace), deadline, stub);
     return Status::Ok();
   }
   streams.Start(settings, m, payload, std::move(parent_trace), stub);

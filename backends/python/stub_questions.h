@@ -44,11 +44,13 @@ class BlsStreams {
   // answered yet.
   void Start(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
              std::shared_ptr<const void> parent_trace, StubProcess& stub);
-  // Starts a "bls" call without `decoupled` made while the instance is idle (not executing): its
-  // one answer waits as a "bls_next" of the call's own tag (until `deadline`: then answered as
-  // timed out, the call cancelled), which AnswerDue writes, tensors on the socket. The instance is
-  // not held meanwhile, so the called model may be this very instance.
+  // Starts a "bls" call without `decoupled` of a thread other than the execution's (while the
+  // instance is idle, or `m.apart` during an execution): its one answer waits as a "bls_next" of
+  // the call's own tag (until `deadline`: then answered as timed out, the call cancelled), which
+  // AnswerDue writes, tensors on the socket. Nothing waits for the call, so the called model may
+  // be this very instance.
   void StartCall(const Settings& settings, const StubMessage& m, std::vector<char>* payload,
+                 std::shared_ptr<const void> parent_trace,
                  std::chrono::steady_clock::time_point deadline, StubProcess& stub);
   // "bls_next" (stream `m.request`): answered at once with the stream's next response when one is
   // queued (and no earlier "bls_next" of the stream waits), or when the stream is not open; else
@@ -94,9 +96,10 @@ bool IsServerQuestion(const StubMessage& m);
 // so the called request reads them without a copy: backend API v8 InferCall::inputs_owner; waiting
 // for the called model until `deadline`: a call still running then is answered as timed out), a BLS
 // stream's question (`streams`) or a model-control call. `executing`: asked during the instance's
-// Execute (this thread waits for the answer, and the scheduler marked this instance busy, so it is
-// never handed the call): the called model may run on this thread (InferCall::allow_inline). A
-// call made while the instance is idle (the watcher reads it) is not waited for: StartCall.
+// Execute; a call of execute's own (not `m.apart`) is then waited for (the scheduler marked this
+// instance busy, so it is never handed the call): the called model may run on this thread
+// (InferCall::allow_inline). A call of another thread, or made while the instance is idle (the
+// watcher reads it), is not waited for: StartCall.
 // `parent_trace`: the trace a BLS call continues (backend API v9 InferCall::parent_trace;
 // BlsParentTrace), or empty.
 Status AnswerServerQuestion(const Settings& settings, const StubMessage& m,
