@@ -224,6 +224,9 @@ def test_a_thread_may_call_its_own_single_instance(server, when):
     client = grpcclient.InferenceServerClient(server.target())
     try:
         assert infer(grpcclient, client, [4 if when == "idle" else 8]).tolist() == [1]
+        # The showing request would hold the one instance while it waits for the thread, so it
+        # must come after the thread's call: under load it could otherwise come first.
+        wait_for(lambda: "idle call done" in server.stderr(), "the thread's call")
         shown = infer(grpcclient, client, [2])
         assert shown.tolist() == [6], bytes(shown)
     finally:
