@@ -199,10 +199,11 @@ void PythonInstance::Watch() {
       }
       if (stub_ != nullptr && bls_streams_.waiting()) AnswerStreamsIdle();
       // A thread of model.py asked while idle (the bell), or an execution that returned early
-      // left frames unread (it woke us): nobody else reads them.
+      // left frames unread (it woke us): nobody else reads them. Not while an execution waits
+      // for the lock: it reads them, and looking again and again would only keep it waiting.
       if (stub_ != nullptr &&
-          (stub_->RingCount() != 0 ||
-           (pending_.empty() && !bls_streams_.waiting() && stub_->Readable()))) {
+          (stub_->RingCount() != 0 || (pending_.empty() && !bls_streams_.waiting() &&
+                                       lock_waiters_.load() == 0 && stub_->Readable()))) {
         ReadRung();
         continue;
       }
