@@ -139,7 +139,7 @@ Status RunBls(const Settings& settings, const StubMessage& m, std::vector<char>*
   Result result = future.wait_until(deadline) == std::future_status::ready
                       ? future.get()
                       : Result(BlsTimedOut(m.model_name));
-  return WriteBlsResult(stub, m.tag, result, true, m.apart);
+  return WriteBlsResult(stub, m.tag, result, true);
 }
 
 }  // namespace
@@ -164,7 +164,7 @@ struct BlsBell {
 };
 
 // The responses of a decoupled BLS call, queued by the server's threads for the instance's; or
-// the one answer of a call made while the instance is idle (BlsStreams::StartCall).
+// the one answer of a call of a thread other than the execution's (BlsStreams::StartCall).
 struct BlsStream {
   std::string model;
   bool apart = false;  // answers' tensors on the socket (bls_frames.h)
