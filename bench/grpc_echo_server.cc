@@ -1,6 +1,9 @@
 // The gRPC floor for bench/grpc_bench.py: a minimal async GRPCInferenceService on the same
 // libgrpc++ and the same threading shape as Nereid's frontend (one completion queue, N threads)
 // that answers ModelInfer by copying the inputs to the outputs. No model, no validation.
+// ModelMetadata describes every model as identity_fp32 does (INPUT0 -> OUTPUT0, FP32 [-1,-1]) and
+// ModelStatistics answers with no model, so bench/nereid_perf can drive it too (bench/issue21.py's
+// gRPC overload floor).
 //
 // Usage: grpc_echo_server <port> [threads] [absl-debug]; prints "listening on <port>" once
 // serving. Like nereid it turns off abseil's deadlock detector (Debian's abseil is built without
@@ -11,6 +14,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -24,14 +28,20 @@ using inference::GRPCInferenceService;
 using inference::ModelInferRequest;
 using inference::ModelInferResponse;
 
-class EchoCall {
+class Call {
+ public:
+  virtual ~Call() = default;
+  virtual void Proceed(bool ok) = 0;
+};
+
+class EchoCall : public Call {
  public:
   EchoCall(GRPCInferenceService::AsyncService* service, grpc::ServerCompletionQueue* cq)
       : service_(service), cq_(cq), responder_(&ctx_) {
-    service_->RequestModelInfer(&ctx_, &request_, &responder_, cq_, cq_, this);
+    service_->RequestModelInfer(&ctx_, &request_, &responder_, cq_, cq_, static_cast<Call*>(this));
   }
 
-  void Proceed(bool ok) {
+  void Proceed(bool ok) override {
     if (done_ || !ok) {
       delete this;
       return;
@@ -51,7 +61,7 @@ class EchoCall {
       }
     }
     done_ = true;
-    responder_.Finish(response_, grpc::Status::OK, this);
+    responder_.Finish(response_, grpc::Status::OK, static_cast<Call*>(this));
   }
 
  private:
@@ -63,6 +73,57 @@ class EchoCall {
   grpc::ServerAsyncResponseWriter<ModelInferResponse> responder_;
   bool done_ = false;
 };
+
+// A unary call answered by `fill` from its request alone (metadata, statistics).
+template <typename Request, typename Response>
+class FixedCall : public Call {
+ public:
+  using Writer = grpc::ServerAsyncResponseWriter<Response>;
+  using Asker = std::function<void(grpc::ServerContext*, Request*, Writer*, Call*)>;
+  using Filler = void (*)(const Request&, Response*);
+
+  FixedCall(Asker ask, Filler fill) : ask_(std::move(ask)), fill_(fill), responder_(&ctx_) {
+    ask_(&ctx_, &request_, &responder_, this);
+  }
+
+  void Proceed(bool ok) override {
+    if (done_ || !ok) {
+      delete this;
+      return;
+    }
+    new FixedCall(ask_, fill_);
+    fill_(request_, &response_);
+    done_ = true;
+    responder_.Finish(response_, grpc::Status::OK, static_cast<Call*>(this));
+  }
+
+ private:
+  Asker ask_;
+  Filler fill_;
+  grpc::ServerContext ctx_;
+  Request request_;
+  Response response_;
+  Writer responder_;
+  bool done_ = false;
+};
+
+void FillMetadata(const inference::ModelMetadataRequest& request,
+                  inference::ModelMetadataResponse* response) {
+  response->set_name(request.name());
+  response->add_versions("1");
+  response->set_platform("echo");
+  auto describe = [](inference::ModelMetadataResponse::TensorMetadata* t, const char* name) {
+    t->set_name(name);
+    t->set_datatype("FP32");
+    t->add_shape(-1);
+    t->add_shape(-1);
+  };
+  describe(response->add_inputs(), "INPUT0");
+  describe(response->add_outputs(), "OUTPUT0");
+}
+
+void FillStatistics(const inference::ModelStatisticsRequest&, inference::ModelStatisticsResponse*) {
+}
 
 }  // namespace
 
@@ -87,6 +148,17 @@ int main(int argc, char** argv) {
   auto server = builder.BuildAndStart();
   if (!server || port == 0) return 1;
   new EchoCall(&service, cq.get());
+  grpc::ServerCompletionQueue* q = cq.get();
+  new FixedCall<inference::ModelMetadataRequest, inference::ModelMetadataResponse>(
+      [&service, q](auto* ctx, auto* req, auto* writer, Call* tag) {
+        service.RequestModelMetadata(ctx, req, writer, q, q, tag);
+      },
+      FillMetadata);
+  new FixedCall<inference::ModelStatisticsRequest, inference::ModelStatisticsResponse>(
+      [&service, q](auto* ctx, auto* req, auto* writer, Call* tag) {
+        service.RequestModelStatistics(ctx, req, writer, q, q, tag);
+      },
+      FillStatistics);
   std::printf("listening on %d\n", port);
   std::fflush(stdout);
   std::vector<std::thread> pool;
@@ -94,7 +166,7 @@ int main(int argc, char** argv) {
     pool.emplace_back([&cq] {
       void* tag = nullptr;
       bool ok = false;
-      while (cq->Next(&tag, &ok)) static_cast<EchoCall*>(tag)->Proceed(ok);
+      while (cq->Next(&tag, &ok)) static_cast<Call*>(tag)->Proceed(ok);
     });
   }
   for (auto& t : pool) t.join();  // runs until killed

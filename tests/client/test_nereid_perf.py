@@ -195,3 +195,26 @@ def test_input_data_file_values_reach_the_model(server, tmp_path):
                   "--input-data", str(data)])
     assert r.returncode == 0, r.stderr
     assert parse_levels(r.stdout)[1]["errors"] == 0
+
+
+def test_the_grpc_echo_floor_answers_the_tool(tmp_path):
+    """bench/grpc_echo_server, issue21.py's gRPC overload floor, answers the metadata and
+    statistics calls nereid_perf makes: every request succeeds, and the server counts none (it
+    keeps no statistics)."""
+    echo = os.path.join(os.path.dirname(perf_bin()), "grpc_echo_server")
+    if not os.path.exists(echo):
+        pytest.skip(f"{echo} not built (NEREID_BUILD_BENCH=OFF)")
+    proc = subprocess.Popen([echo, "0", "1"], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proc.stdout.readline().split()[-1])  # "listening on <port>"
+        r = run_perf(["-m", "identity_fp32", "-i", "grpc", "-u", f"127.0.0.1:{port}", "-p", "300",
+                      "-r", "1", "--concurrency-range", "2", "--shape", "INPUT0:1,4"])
+        assert r.returncode == 0, r.stderr
+        (level,) = parse_levels(r.stdout).values()
+        totals = perf_report.parse_totals(r.stdout)
+        assert level["errors"] == 0 and level["count"] > 0
+        assert totals["client_ok"] > 0 and totals["client_errors"] == 0
+        assert totals["server_ok"] == 0, "the echo keeps no statistics"
+    finally:
+        proc.kill()
+        proc.wait()
