@@ -70,18 +70,29 @@ def post(port, model, body):
         return r.read()
 
 
-def start_nginx(workdir, port, responses):
+def get(port, path):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}") as r:
+        return r.read()
+
+
+def start_nginx(workdir, port, responses, paths=None):
+    """One nginx worker on core 0 answering POST /v2/models/<m>/infer with responses[m], and each
+    path of `paths` (path -> body) with its body (bench/issue21.py's floor for nereid_perf,
+    which also reads the model's metadata and statistics)."""
+    bodies = {f"/v2/models/{model}/infer": body for model, body in responses.items()}
+    bodies.update(paths or {})
     locations = []
-    for model, body in responses.items():
+    for path, body in bodies.items():
         escaped = body.decode().replace("\\", "\\\\").replace("'", "\\'")
-        locations.append(f"location = /v2/models/{model}/infer {{ default_type application/json;"
+        locations.append(f"location = {path} {{ default_type application/json;"
                          f" return 200 '{escaped}'; }}")
     conf = os.path.join(workdir, "nginx.conf")
     with open(conf, "w") as f:
         f.write(f"""daemon off; worker_processes 1; pid {workdir}/nginx.pid;
 error_log {workdir}/nginx_error.log;
-events {{ worker_connections 1024; }}
-http {{ access_log off; keepalive_requests 1000000;
+worker_rlimit_nofile 8192;
+events {{ worker_connections 4096; }}
+http {{ access_log off; keepalive_requests 1000000000;
   client_body_temp_path {workdir}/body; proxy_temp_path {workdir}/proxy;
   fastcgi_temp_path {workdir}/fcgi; uwsgi_temp_path {workdir}/uwsgi; scgi_temp_path {workdir}/scgi;
   server {{ listen 127.0.0.1:{port}; {' '.join(locations)} }} }}
