@@ -25,7 +25,7 @@ side by side"). nereid is pinned to core 0, the load generators to core 1.
      cells against a floor driven by the same tool: nginx answering nereid's bytes (HTTP), the
      gRPC echo server (gRPC), paced at nereid's rate.
 --quick runs every part with short cells (about 1.5 minutes) as a smoke test; the default (5 s
-cells) takes about 3-4 minutes.
+cells) takes about 5 minutes.
 """
 
 import argparse
