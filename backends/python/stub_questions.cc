@@ -139,7 +139,7 @@ Status RunBls(const Settings& settings, const StubMessage& m, std::vector<char>*
   Result result = future.wait_until(deadline) == std::future_status::ready
                       ? future.get()
                       : Result(BlsTimedOut(m.model_name));
-  return WriteBlsResult(stub, m.tag, result, true);
+  return WriteBlsResult(stub, m.tag, result, /*final=*/true);
 }
 
 }  // namespace
@@ -250,8 +250,9 @@ Status BlsStreams::Next(const StubMessage& m, std::chrono::steady_clock::time_po
                         StubProcess& stub) {
   auto it = streams_.find(m.request);
   if (it == streams_.end()) {
-    return WriteBlsResult(
-        stub, m.tag, Internal("BLS stream " + std::to_string(m.request) + " is not open"), true);
+    return WriteBlsResult(stub, m.tag,
+                          Internal("BLS stream " + std::to_string(m.request) + " is not open"),
+                          /*final=*/true);
   }
   const std::shared_ptr<BlsStream> stream = it->second;
   UniqueLock lock(stream->mu);
@@ -299,7 +300,7 @@ Status BlsStreams::AnswerDue(StubProcess& stub) {
       // Timed out: as a BLS call still running at its deadline; the call is cancelled.
       erase = true;
       stream->Drop();
-      NEREID_RETURN_IF_ERROR(WriteBlsResult(stub, tag, BlsTimedOut(stream->model), true));
+      NEREID_RETURN_IF_ERROR(WriteBlsResult(stub, tag, BlsTimedOut(stream->model), /*final=*/true));
     }
     if (erase) {
       // The stream ended: "bls_next" still waiting on it (two threads on one iterator) get what a

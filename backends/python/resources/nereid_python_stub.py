@@ -110,8 +110,9 @@ class Stub:
     def bls(self, request):
         """Runs InferenceRequest.exec(): the server runs the inference; answers a response.
         Any thread may call it outside initialize and finalize (between executions the idle
-        bell has the server read it); answers are matched by tag. The server waits for the calls of the execution's own thread one at a time and
-        runs those of other threads alongside (apart())."""
+        bell has the server read it); answers are matched by tag. The server waits for the calls
+        of the execution's own thread one at a time and runs those of other threads alongside
+        (apart())."""
         tag = next(self.channel.tags)
         header, chunks = self.bls_frame(request, False, tag)
         if self.apart():
