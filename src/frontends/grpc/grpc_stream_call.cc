@@ -247,15 +247,15 @@ class StreamCall {
 
   // A decoupled request's FINAL response does not wait for earlier requests (Triton writes each
   // response as it comes): `slot` moves before the first slot still waiting, after every
-  // response already ready, so its own earlier responses stay ahead of it.
+  // response already ready, so its own earlier responses stay ahead of it. A rotation, not an
+  // erase and an insert: erasing from the middle of a deque invalidates `at` (a stale `at` put an
+  // empty slot in the queue, and PumpLocked crashed on it).
   void MoveAheadLocked(Slot* slot) REQUIRES(mu_) {
     auto at = queue_.begin();
     while (at != queue_.end() && at->get() != slot && (*at)->ready) ++at;
     if (at == queue_.end() || at->get() == slot) return;
     auto own = std::find_if(at, queue_.end(), [slot](const auto& s) { return s.get() == slot; });
-    std::unique_ptr<Slot> moved = std::move(*own);
-    queue_.erase(own);
-    queue_.insert(at, std::move(moved));
+    if (own != queue_.end()) std::rotate(at, own, std::next(own));
   }
 
   // Pops the front slot; a pooled response frees a place for a waiting sender.
